@@ -1,0 +1,40 @@
+# hf_vitrobust: `make demo` and `make test` work on a fresh machine; each target creates .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
+
+# Runtime install: the package and its dependencies (torch/torchvision pinned by constraints.txt).
+$(VENV)/.runtime-installed: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e .
+	touch $@
+
+# Dev install: test and lint tools, the Space extra, and the reference packages tests compare against.
+# torchattacks pins requests~=2.25 (which breaks huggingface_hub's httpx stack), so it goes in with --no-deps.
+$(VENV)/.dev-installed: pyproject.toml constraints.txt | $(PY)
+	$(PIP) -e '.[dev,space]'
+	$(PIP) --no-deps torchattacks==3.5.1
+	touch $@ $(VENV)/.runtime-installed
+
+demo: $(VENV)/.runtime-installed
+	$(VENV)/bin/vitrobust classify hf_vitrobust/assets/photos/*.jpg
+
+test: $(VENV)/.dev-installed
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check hf_vitrobust tests benchmarks
+	$(VENV)/bin/ruff format --check hf_vitrobust tests benchmarks
+
+bench: $(VENV)/.dev-installed
+	$(PY) benchmarks/alternet_forward.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

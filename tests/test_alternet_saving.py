@@ -1,0 +1,114 @@
+"""AlterNet on disk: safetensors round trip, pipeline, Auto classes, remote code without hf_vitrobust."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from transformers import AutoImageProcessor, AutoModelForImageClassification, pipeline
+
+from hf_vitrobust.models.alternet import AlterNetConfig, AlterNetForImageClassification
+from hf_vitrobust.models.alternet.saving import save_alternet
+
+
+@pytest.fixture(scope="module")
+def saved_tiny(tmp_path_factory):
+    torch.manual_seed(0)
+    config = AlterNetConfig.from_preset(
+        "alternet-tiny",
+        id2label={i: f"digit_{i}" for i in range(10)},
+        label2id={f"digit_{i}": i for i in range(10)},
+    )
+    model = AlterNetForImageClassification(config).eval()
+    # Non-trivial BN statistics, so that a buffer lost in saving would change the logits.
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.running_mean.normal_(0, 0.5)
+            module.running_var.uniform_(0.5, 2.0)
+    folder = tmp_path_factory.mktemp("alternet-tiny")
+    save_alternet(model, folder)
+    return model, folder
+
+
+def test_folder_holds_safetensors_config_processor_and_code(saved_tiny):
+    _, folder = saved_tiny
+    files = set(os.listdir(folder))
+    assert {"model.safetensors", "config.json", "preprocessor_config.json"} <= files
+    assert {"configuration_alternet.py", "modeling_alternet.py"} <= files
+    assert not any(f.endswith((".bin", ".pt", ".pth")) for f in files)
+    config = json.loads((folder / "config.json").read_text())
+    assert config["model_type"] == "alternet"
+    assert (
+        config["auto_map"]["AutoModelForImageClassification"]
+        == "modeling_alternet.AlterNetForImageClassification"
+    )
+
+
+def test_native_folder_has_no_code_and_no_auto_map(saved_tiny, tmp_path):
+    model, _ = saved_tiny
+    save_alternet(model, tmp_path / "native", remote_code=False)
+    assert not list((tmp_path / "native").glob("*.py"))
+    assert "auto_map" not in json.loads((tmp_path / "native" / "config.json").read_text())
+    loaded = AutoModelForImageClassification.from_pretrained(tmp_path / "native")
+    assert type(loaded) is AlterNetForImageClassification
+
+
+def test_round_trip_gives_identical_logits(saved_tiny):
+    model, folder = saved_tiny
+    loaded = AutoModelForImageClassification.from_pretrained(folder).eval()
+    assert type(loaded) is AlterNetForImageClassification
+    pixels = torch.randn(3, 3, 32, 32)
+    with torch.no_grad():
+        assert torch.equal(model(pixels).logits, loaded(pixels).logits)
+    for name, buffer in model.state_dict().items():
+        assert torch.equal(buffer, loaded.state_dict()[name]), name
+
+
+def test_pipeline_classifies_a_pil_image(saved_tiny):
+    model, folder = saved_tiny
+    image = Image.fromarray(np.random.default_rng(0).integers(0, 256, (48, 40, 3), dtype=np.uint8))
+    classify = pipeline("image-classification", model=str(folder), device="cpu")
+    predictions = classify(image, top_k=3)
+    assert len(predictions) == 3 and all(p["label"].startswith("digit_") for p in predictions)
+
+    # The pipeline's top class is the model's top class on the processor's tensor.
+    processor = AutoImageProcessor.from_pretrained(folder)
+    pixels = processor(image, return_tensors="pt")["pixel_values"]
+    assert pixels.shape == (1, 3, 32, 32)
+    with torch.no_grad():
+        probabilities = model(pixels).logits.softmax(-1)[0]
+    assert predictions[0]["label"] == f"digit_{int(probabilities.argmax())}"
+    assert predictions[0]["score"] == pytest.approx(float(probabilities.max()), abs=1e-5)
+
+
+def test_remote_code_loads_without_hf_vitrobust(saved_tiny, tmp_path):
+    model, folder = saved_tiny
+    pixels = torch.randn(2, 3, 32, 32)
+    torch.save(pixels, tmp_path / "pixels.pt")
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["hf_vitrobust"] = None  # any import of the package now fails
+        import torch
+        from transformers import AutoModelForImageClassification
+        model = AutoModelForImageClassification.from_pretrained({str(folder)!r}, trust_remote_code=True).eval()
+        assert type(model).__module__.startswith("transformers_modules"), type(model).__module__
+        pixels = torch.load({str(tmp_path / "pixels.pt")!r}, weights_only=True)
+        with torch.no_grad():
+            torch.save(model(pixels).logits, {str(tmp_path / "logits.pt")!r})
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_MODULES_CACHE=str(tmp_path / "modules"), HF_HUB_OFFLINE="1")
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    with torch.no_grad():
+        expected = model(pixels).logits
+    assert torch.equal(torch.load(tmp_path / "logits.pt", weights_only=True), expected)
