@@ -258,3 +258,21 @@ def test_config_round_trips_through_dict():
     again = AlterNetConfig.from_dict(config.to_dict())
     assert again.to_dict() == config.to_dict()
     assert again.window_sizes == [4, 4, 4, 4] and again.stem_pool is False and again.num_labels == 100
+
+
+def test_initialisation_follows_pytorch_defaults_as_the_official_code():
+    model = AlterNetForImageClassification(AlterNetConfig.from_preset("alternet-50", num_labels=1000))
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Conv2d | torch.nn.Linear):
+            # kaiming_uniform_(a=sqrt(5)) draws from U(-1/sqrt(fan_in), 1/sqrt(fan_in)); its std is bound/sqrt(3).
+            bound = 1 / module.weight[0].numel() ** 0.5
+            assert module.weight.abs().max() <= bound, name
+            if module.weight.numel() > 10_000:
+                assert module.weight.std().item() == pytest.approx(bound / 3**0.5, rel=0.05), name
+        elif isinstance(module, torch.nn.BatchNorm2d):
+            assert torch.equal(module.weight, torch.ones_like(module.weight)), name
+            assert torch.equal(module.bias, torch.zeros_like(module.bias)), name
+    tables = torch.cat(
+        [m.relative_position_bias_table.flatten() for m in model.modules() if hasattr(m, "window_size")]
+    )
+    assert tables.std().item() == pytest.approx(0.02, rel=0.15)

@@ -13,6 +13,7 @@ import torch
 
 from hf_vitrobust.models.alternet import AlterNetConfig, AlterNetForImageClassification
 from hf_vitrobust.models.alternet.convert import (
+    convert_official_checkpoint,
     convert_official_state_dict,
     main,
     rename_official_key,
@@ -106,6 +107,21 @@ def test_command_line_converts_and_saves(tmp_path, capsys):
     processor = json.loads((tmp_path / "out" / "preprocessor_config.json").read_text())
     assert processor["image_mean"] == pytest.approx([0.5071, 0.4867, 0.4408])
     assert processor["size"] == {"shortest_edge": 32} and processor["crop_pct"] == 1.0
+
+
+def test_command_line_stores_class_names(tmp_path):
+    checkpoint = tmp_path / "alternet_18.pth.tar"
+    torch.save({"name": "alternet_18", "state_dict": official_state_dict("alternet-18")}, checkpoint)
+    names = {str(i): f"class {i}" for i in range(1000)}
+    (tmp_path / "labels.json").write_text(json.dumps(names))
+    main([
+        "--official-checkpoint", str(checkpoint), "--variant", "alternet-18", "--num-labels", "1000",
+        "--id2label", str(tmp_path / "labels.json"), "--output", str(tmp_path / "out"),
+    ])  # fmt: skip
+    config = AlterNetConfig.from_pretrained(tmp_path / "out")
+    assert config.id2label[999] == "class 999" and config.label2id["class 3"] == 3
+    with pytest.raises(ValueError, match=r"keys 0\.\.999"):
+        convert_official_checkpoint(checkpoint, "alternet-18", 1000, id2label={0: "only one"})
 
 
 def test_command_line_rejects_missing_checkpoint(tmp_path):

@@ -1,10 +1,12 @@
 """AlterNet on disk: safetensors round trip, pipeline, Auto classes, remote code without hf_vitrobust."""
 
+import ast
 import json
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import torch
 from PIL import Image
 from transformers import AutoImageProcessor, AutoModelForImageClassification, pipeline
 
+import hf_vitrobust.models.alternet as alternet_package
 from hf_vitrobust.models.alternet import AlterNetConfig, AlterNetForImageClassification
 from hf_vitrobust.models.alternet.saving import save_alternet
 
@@ -112,3 +115,19 @@ def test_remote_code_loads_without_hf_vitrobust(saved_tiny, tmp_path):
     with torch.no_grad():
         expected = model(pixels).logits
     assert torch.equal(torch.load(tmp_path / "logits.pt", weights_only=True), expected)
+
+
+def test_model_files_import_only_torch_transformers_stdlib_and_each_other():
+    """The remote-code rule: files under models/alternet/ must run on the Hub without hf_vitrobust."""
+    allowed = {"torch", "transformers"} | set(sys.stdlib_module_names)
+    offending = []
+    for path in Path(alternet_package.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            offending += [f"{path.name}: {root}" for root in roots if root not in allowed]
+    assert offending == []

@@ -3,6 +3,7 @@
 from .configuration_alternet import ALTERNET_PRESETS, AlterNetConfig
 from .image_processing_alternet import alternet_image_processor
 from .modeling_alternet import AlterNetForImageClassification, AlterNetModel, AlterNetPreTrainedModel
+from .saving import save_alternet
 
 __all__ = [
     "ALTERNET_PRESETS",
@@ -11,4 +12,5 @@ __all__ = [
     "AlterNetModel",
     "AlterNetPreTrainedModel",
     "alternet_image_processor",
+    "save_alternet",
 ]

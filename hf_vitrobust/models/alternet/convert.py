@@ -10,6 +10,7 @@ official tensor has exactly one place here and nothing is left over, which `conv
 """
 
 import argparse
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -99,9 +100,22 @@ def convert_official_state_dict(
 
 
 def convert_official_checkpoint(
-    checkpoint_path: str | os.PathLike, variant: str, num_labels: int, **config_overrides
+    checkpoint_path: str | os.PathLike,
+    variant: str,
+    num_labels: int,
+    id2label: Mapping[int, str] | None = None,
+    **config_overrides,
 ) -> AlterNetForImageClassification:
-    """Load an official checkpoint (safely, `weights_only=True`) into an `AlterNetForImageClassification`."""
+    """Load an official checkpoint (safely, `weights_only=True`) into an `AlterNetForImageClassification`.
+
+    `id2label` names the classes (for ImageNet: `hf_vitrobust.models.imagenet.imagenet_id2label()`, the order of
+    the official code's ImageFolder, which sorts the wnids).
+    """
+    if id2label is not None:
+        if sorted(int(k) for k in id2label) != list(range(num_labels)):
+            raise ValueError(f"id2label must have exactly the keys 0..{num_labels - 1}.")
+        id2label = {int(k): str(v) for k, v in id2label.items()}
+        config_overrides.update(id2label=id2label, label2id={v: k for k, v in id2label.items()})
     checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
     config = AlterNetConfig.from_preset(variant, num_labels=num_labels, **config_overrides)
     state_dict = convert_official_state_dict(unwrap_official_checkpoint(checkpoint), config)
@@ -127,6 +141,11 @@ def main(argv: list[str] | None = None) -> None:
         help="Mean/std of the saved image processor (default: cifar100 for *-cifar variants, else imagenet).",
     )
     parser.add_argument(
+        "--id2label",
+        default=None,
+        help="A JSON file {index: class name} to store in the config (default: LABEL_0, LABEL_1, ...).",
+    )
+    parser.add_argument(
         "--no-remote-code", action="store_true", help="Do not copy the model files beside it."
     )
     args = parser.parse_args(argv)
@@ -135,7 +154,14 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--official-checkpoint {args.official_checkpoint!r} is not a file.")
     if args.num_labels <= 0:
         parser.error(f"--num-labels must be positive, got {args.num_labels}.")
-    model = convert_official_checkpoint(args.official_checkpoint, args.variant, args.num_labels)
+    id2label = None
+    if args.id2label is not None:
+        try:
+            with open(args.id2label) as file:
+                id2label = json.load(file)
+        except (OSError, json.JSONDecodeError) as err:
+            parser.error(f"--id2label {args.id2label!r} is not a readable JSON file: {err}")
+    model = convert_official_checkpoint(args.official_checkpoint, args.variant, args.num_labels, id2label)
     normalization = args.normalization or ("cifar100" if args.variant.endswith("-cifar") else "imagenet")
     mean, std = (
         (CIFAR100_MEAN, CIFAR100_STD) if normalization == "cifar100" else (IMAGENET_MEAN, IMAGENET_STD)
