@@ -172,6 +172,7 @@ def test_relative_position_index_is_key_minus_query():
 def test_gradient_checkpointing_gives_same_output_and_gradients():
     model = tiny_model(drop_path_rate=0.1).train()
     pixels = torch.randn(4, 3, 32, 32)
+    initial_buffers = {n: b.clone() for n, b in model.named_buffers() if "running" in n or "num_batches" in n}
 
     def run():
         model.zero_grad()
@@ -181,14 +182,20 @@ def test_gradient_checkpointing_gives_same_output_and_gradients():
         return logits.detach(), {n: p.grad.clone() for n, p in model.named_parameters()}
 
     reference_logits, reference_grads = run()
+    reference_buffers = {n: b.clone() for n, b in model.named_buffers()}
     # transformers >= 5.24 renames gradient_checkpointing_enable to activation_checkpointing_enable.
     enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
     enable()
     assert all(layer.gradient_checkpointing for s in model.alternet.encoder.stages for layer in s.layers)
+    model.load_state_dict({**model.state_dict(), **{n: b for n, b in initial_buffers.items()}})
     checkpointed_logits, checkpointed_grads = run()
     torch.testing.assert_close(checkpointed_logits, reference_logits)
     for name, grad in reference_grads.items():
         torch.testing.assert_close(checkpointed_grads[name], grad, atol=1e-6, rtol=1e-5, msg=name)
+    # BatchNorm's running statistics are updated once per step, not again by the replayed forward pass.
+    for name, buffer in model.named_buffers():
+        torch.testing.assert_close(buffer, reference_buffers[name], msg=name)
+    assert int(model.alternet.norm.num_batches_tracked) == 1
 
 
 def test_tuple_outputs_match_dataclass():

@@ -10,8 +10,11 @@ models/alternet.py, attentions.py, preresnet_dnn_block.py), so official checkpoi
 This file imports only torch, transformers and its sibling files, so that it can be copied to the Hub as remote code.
 """
 
+import contextlib
 import math
-from typing import ClassVar
+import threading
+import warnings
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -32,6 +35,42 @@ def drop_path(hidden_states: torch.Tensor, drop_prob: float = 0.0, training: boo
     shape = (hidden_states.shape[0],) + (1,) * (hidden_states.ndim - 1)
     random_tensor = keep_prob + torch.rand(shape, dtype=hidden_states.dtype, device=hidden_states.device)
     return hidden_states.div(keep_prob) * random_tensor.floor_()
+
+
+_checkpoint_state = threading.local()
+
+
+@contextlib.contextmanager
+def _recomputing_for_backward():
+    """Marks the forward pass that activation checkpointing replays during backward."""
+    previous = getattr(_checkpoint_state, "recomputing", False)
+    _checkpoint_state.recomputing = True
+    try:
+        yield
+    finally:
+        _checkpoint_state.recomputing = previous
+
+
+def _checkpoint_contexts() -> tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
+    """`context_fn` for `torch.utils.checkpoint`: nothing around the first pass, a marker around the replay."""
+    return contextlib.nullcontext(), _recomputing_for_backward()
+
+
+class AlterNetBatchNorm2d(nn.BatchNorm2d):
+    """BatchNorm2d whose running statistics are updated once per step, also under activation checkpointing.
+
+    The replayed forward pass of a checkpointed layer normalises with the same batch statistics as the first pass
+    but leaves the running mean, variance and batch count alone; plain BatchNorm would update them twice.
+    """
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        if self.training and getattr(_checkpoint_state, "recomputing", False):
+            # Throwaway copies of the statistics keep the saved-tensor layout identical to the first pass.
+            running_mean, running_var = self.running_mean.clone(), self.running_var.clone()
+            return F.batch_norm(
+                hidden_states, running_mean, running_var, self.weight, self.bias, True, 0.0, self.eps
+            )
+        return super().forward(hidden_states)
 
 
 class AlterNetDropPath(nn.Module):
@@ -82,7 +121,7 @@ class AlterNetPreActivationLayer(GradientCheckpointingLayer):
         self, in_channels: int, out_channels: int, stride: int, drop_path_rate: float, activation: nn.Module
     ):
         super().__init__()
-        self.norm1 = nn.BatchNorm2d(in_channels)
+        self.norm1 = AlterNetBatchNorm2d(in_channels)
         self.activation = activation
         needs_projection = stride != 1 or in_channels != out_channels
         self.shortcut = (
@@ -120,7 +159,7 @@ class AlterNetBasicLayer(AlterNetPreActivationLayer):
         out_channels = channels * self.expansion
         super().__init__(in_channels, out_channels, stride, drop_path_rate, nn.ReLU())
         self.conv1 = nn.Conv2d(in_channels, channels, kernel_size=3, stride=stride, padding=1, bias=False)
-        self.norm2 = nn.BatchNorm2d(channels)
+        self.norm2 = AlterNetBatchNorm2d(channels)
         self.conv2 = nn.Conv2d(channels, out_channels, kernel_size=3, padding=1, bias=False)
 
     def branch(self, hidden_states: torch.Tensor, output_attentions: bool) -> tuple[torch.Tensor, None]:
@@ -138,9 +177,9 @@ class AlterNetBottleNeckLayer(AlterNetPreActivationLayer):
         out_channels = channels * self.expansion
         super().__init__(in_channels, out_channels, stride, drop_path_rate, nn.ReLU())
         self.conv1 = nn.Conv2d(in_channels, channels, kernel_size=1, bias=False)
-        self.norm2 = nn.BatchNorm2d(channels)
+        self.norm2 = AlterNetBatchNorm2d(channels)
         self.conv2 = nn.Conv2d(channels, channels, kernel_size=3, stride=stride, padding=1, bias=False)
-        self.norm3 = nn.BatchNorm2d(channels)
+        self.norm3 = AlterNetBatchNorm2d(channels)
         self.conv3 = nn.Conv2d(channels, out_channels, kernel_size=1, bias=False)
 
     def branch(self, hidden_states: torch.Tensor, output_attentions: bool) -> tuple[torch.Tensor, None]:
@@ -259,7 +298,7 @@ class AlterNetAttentionLayer(AlterNetPreActivationLayer):
         super().__init__(in_channels, out_channels, 1, drop_path_rate, nn.GELU())
         width = in_channels // expansion
         self.conv = nn.Conv2d(in_channels, width, kernel_size=1, bias=False)
-        self.norm2 = nn.BatchNorm2d(width)
+        self.norm2 = AlterNetBatchNorm2d(width)
         self.attention = AlterNetWindowAttention(
             width,
             out_channels,
@@ -350,6 +389,22 @@ class AlterNetPreTrainedModel(PreTrainedModel):
         "AlterNetAttentionLayer",
     ]
 
+    def gradient_checkpointing_enable(
+        self, gradient_checkpointing_kwargs: dict | None = None, **kwargs: Any
+    ) -> None:
+        """Activation checkpointing that keeps BatchNorm's running statistics exact.
+
+        Uses non-reentrant `torch.utils.checkpoint` with a `context_fn` that marks the replayed pass, in which
+        `AlterNetBatchNorm2d` does not update its running statistics (see there). With `use_reentrant=True` that
+        marker is unavailable and the statistics are updated twice per step, as in any checkpointed BN network.
+        """
+        checkpoint_kwargs = {"use_reentrant": False, **(gradient_checkpointing_kwargs or {})}
+        if not checkpoint_kwargs["use_reentrant"]:
+            checkpoint_kwargs.setdefault("context_fn", _checkpoint_contexts)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "`gradient_checkpointing_enable` is deprecated", FutureWarning)
+            super().gradient_checkpointing_enable(gradient_checkpointing_kwargs=checkpoint_kwargs, **kwargs)
+
     def _init_weights(self, module: nn.Module) -> None:
         """PyTorch's default initialisation, as in the official code, and N(0, 0.02^2) for the bias tables."""
         if isinstance(module, (nn.Conv2d, nn.Linear)):
@@ -379,7 +434,7 @@ class AlterNetModel(AlterNetPreTrainedModel):
         super().__init__(config)
         self.embeddings = AlterNetEmbeddings(config)
         self.encoder = AlterNetEncoder(config)
-        self.norm = nn.BatchNorm2d(config.stage_out_channels(config.num_stages - 1))
+        self.norm = AlterNetBatchNorm2d(config.stage_out_channels(config.num_stages - 1))
         self.activation = nn.ReLU()
         self.pooler = nn.AdaptiveAvgPool2d((1, 1))
         self.post_init()
