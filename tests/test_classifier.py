@@ -528,6 +528,18 @@ def test_builtin_efficientnet_lite0_classifies_photos(lite0, chelsea, coffee):
     assert 285 in top.indices[0, :2].tolist()
 
 
+def test_builtin_chelsea_is_egyptian_cat_when_squashed_to_224(lite0, chelsea):
+    """The weights' reference check from ../shared/NOTES.md (chelsea -> 285) holds with the image squashed to
+    224x224. Under the weights' own evaluation protocol (shorter side 256, center crop 224), which the builtin
+    uses, 282 "tiger cat" and 285 "Egyptian cat" are a near tie (see the test above)."""
+    squash = Preprocessing(
+        224, resize_size=(224, 224), interpolation="bicubic", mean=(0.5,) * 3, std=(0.5,) * 3
+    )
+    with torch.no_grad():
+        probabilities = lite0(squash.to_tensor(chelsea)).softmax(-1)[0]
+    assert int(probabilities.argmax()) == 285 and probabilities[285] > 0.7
+
+
 def test_bundled_photos_survive_jpeg(lite0, chelsea, coffee):
     photos = bundled_photos()
     assert [p.name for p in photos] == ["chelsea.jpg", "coffee.jpg"]
