@@ -17,10 +17,11 @@ $(VENV)/.runtime-installed: pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 # Dev install: test and lint tools, the Space extra, and the reference packages tests compare against.
-# torchattacks pins requests~=2.25 (which breaks huggingface_hub's httpx stack), so it goes in with --no-deps.
+# Reference packages with broken metadata go in with --no-deps: torchattacks pins requests~=2.25 (which breaks
+# huggingface_hub's httpx stack); imagecorruptions requires the GUI build of OpenCV (the dev extra has the headless one).
 $(VENV)/.dev-installed: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e '.[dev,space]'
-	$(PIP) --no-deps torchattacks==3.5.1
+	$(PIP) --no-deps torchattacks==3.5.1 imagecorruptions==1.1.2
 	touch $@ $(VENV)/.runtime-installed
 
 demo: $(VENV)/.runtime-installed

@@ -1,0 +1,135 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""The corruption registry and `corrupt`, the one entry point to every ImageNet-C corruption.
+
+Each corruption is a batched tensor function `fn(images, severity, profile, seed, sample_ids) -> images` on float
+pixels in [0, 1], shaped (N, 3, H, W), on any device. Random corruptions derive each image's randomness from
+(`seed`, its entry of `sample_ids`, an int64 tensor on the images' device); deterministic ones ignore both. `corrupt` validates the request before any work, converts uint8 input to float
+and back, and picks the parameter profile: "imagenet" (the tables of Hendrycks & Dietterich 2019, as in the
+`imagecorruptions` package, for any image size) or "cifar" (the tables of the reference's make_cifar_c.py, for
+32x32 images).
+"""
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+PROFILES = ("imagenet", "cifar")
+SEVERITIES = (1, 2, 3, 4, 5)
+# The reference (imagecorruptions) refuses images smaller than 32x32.
+MIN_IMAGE_SIZE = 32
+
+CorruptionFn = Callable[[torch.Tensor, int, str, int, torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Corruption:
+    """A registered corruption: its name, its batched function, and the smallest image side it supports."""
+
+    name: str
+    fn: CorruptionFn
+    min_size: int = MIN_IMAGE_SIZE
+
+
+_REGISTRY: dict[str, Corruption] = {}
+
+
+def register_corruption(name: str, min_size: int = MIN_IMAGE_SIZE) -> Callable[[CorruptionFn], CorruptionFn]:
+    """Register `fn(images, severity, profile, seed, sample_ids)` under `name` (the reference's spelling)."""
+
+    def decorator(fn: CorruptionFn) -> CorruptionFn:
+        if name in _REGISTRY:
+            raise ValueError(f"Corruption {name!r} is already registered.")
+        _REGISTRY[name] = Corruption(name, fn, min_size)
+        return fn
+
+    return decorator
+
+
+def registered_corruptions() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def get_corruption(name: str) -> Corruption:
+    """The registered corruption `name`; an unknown name is a ValueError that suggests the closest one."""
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(str(name), list(_REGISTRY), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"Unknown corruption {name!r}.{hint} Available: {', '.join(_REGISTRY)}.")
+    return _REGISTRY[name]
+
+
+def resolve_profile(profile: str | None, height: int, width: int) -> str:
+    """An explicit profile, or by image size: "cifar" for images of at most 32x32, else "imagenet"."""
+    if profile is None:
+        return "cifar" if max(height, width) <= 32 else "imagenet"
+    if profile not in PROFILES:
+        raise ValueError(f"Unknown profile {profile!r}; choose one of {PROFILES}.")
+    return profile
+
+
+def check_images(images: torch.Tensor, min_size: int = MIN_IMAGE_SIZE, name: str = "corruption") -> None:
+    """Raise ValueError unless `images` is uint8 or float, shaped (N, 3, H, W), with H, W >= min_size."""
+    if not isinstance(images, torch.Tensor):
+        raise ValueError(f"images must be a torch.Tensor, got {type(images).__name__}.")
+    if images.ndim != 4:
+        raise ValueError(f"images must have shape (N, 3, H, W), got {tuple(images.shape)}.")
+    if images.shape[1] != 3:
+        raise ValueError(f"images must have 3 channels in dim 1, got shape {tuple(images.shape)}.")
+    if images.dtype != torch.uint8 and not images.is_floating_point():
+        raise ValueError(f"images must be uint8 (0-255) or float (0-1), got dtype {images.dtype}.")
+    height, width = images.shape[-2:]
+    if min(height, width) < min_size:
+        raise ValueError(f"{name} needs images of at least {min_size}x{min_size}, got {height}x{width}.")
+
+
+def check_severity(severity: int) -> None:
+    if isinstance(severity, bool) or not isinstance(severity, int) or severity not in SEVERITIES:
+        raise ValueError(f"severity must be an integer from 1 to 5, got {severity!r}.")
+
+
+def to_unit_float(images: torch.Tensor) -> torch.Tensor:
+    """uint8 0-255 -> float32 0-1; float input is used as is (float32 at least)."""
+    if images.dtype == torch.uint8:
+        return images.float() / 255.0
+    return images if images.dtype in (torch.float32, torch.float64) else images.float()
+
+
+def from_unit_float(corrupted: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """Back to the input's dtype. uint8 is truncated after clipping, as the reference's `np.uint8(x * 255)`."""
+    corrupted = corrupted.clamp(0.0, 1.0)
+    if like.dtype == torch.uint8:
+        return (corrupted * 255.0).floor_().to(torch.uint8)
+    return corrupted.to(like.dtype)
+
+
+def corrupt(
+    images: torch.Tensor,
+    name: str,
+    severity: int,
+    seed: int = 0,
+    sample_ids: Sequence[int] | torch.Tensor | None = None,
+    profile: str | None = None,
+) -> torch.Tensor:
+    """Apply corruption `name` at `severity` (1-5) to a batch; same dtype, shape and device as the input.
+
+    `seed` and `sample_ids` (one id per image, default 0..N-1) determine the randomness of random corruptions per
+    image, so that a sample's corruption never depends on batch size, batch order or the number of processes.
+    `profile` picks the parameter tables ("imagenet" or "cifar"; default by image size, see `resolve_profile`).
+    """
+    corruption = get_corruption(name)
+    check_severity(severity)
+    check_images(images, corruption.min_size, name)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"seed must be an int, got {seed!r}.")
+    ids = torch.arange(images.shape[0]) if sample_ids is None else torch.as_tensor(sample_ids)
+    if ids.ndim != 1 or len(ids) != images.shape[0] or ids.is_floating_point():
+        raise ValueError(
+            f"sample_ids must be {images.shape[0]} integers, one per image, got shape {tuple(ids.shape)}."
+        )
+    chosen = resolve_profile(profile, *images.shape[-2:])
+    corrupted = corruption.fn(
+        to_unit_float(images), severity, chosen, seed, ids.to(images.device, torch.int64)
+    )
+    return from_unit_float(corrupted, images)

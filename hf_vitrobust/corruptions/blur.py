@@ -1,0 +1,165 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""The deterministic ImageNet-C blurs: `gaussian_blur`, `defocus_blur` and `zoom_blur`, batched on tensors.
+
+Each follows the reference implementation (`imagecorruptions` 1.1.2, `corruptions.py`) step by step, with the
+CIFAR parameters of the reference's `make_cifar_c.py` as the "cifar" profile. All three work on float (N, 3, H, W)
+images in [0, 1] on the images' device and return float images in [0, 1].
+"""
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .base import register_corruption
+
+# Gaussian sigma per severity. imagecorruptions/corruptions.py `gaussian_blur`; make_cifar_c.py `gaussian_blur`.
+GAUSSIAN_BLUR_SIGMAS: dict[str, tuple[float, ...]] = {
+    "imagenet": (1, 2, 3, 4, 6),
+    "cifar": (0.4, 0.6, 0.7, 0.8, 1),
+}
+
+# (disk radius, anti-aliasing Gaussian sigma) per severity. imagecorruptions/corruptions.py `defocus_blur`;
+# make_cifar_c.py `defocus_blur`.
+DEFOCUS_BLUR_PARAMS: dict[str, tuple[tuple[float, float], ...]] = {
+    "imagenet": ((3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)),
+    "cifar": ((0.3, 0.4), (0.4, 0.5), (0.5, 0.6), (1, 0.2), (1.5, 0.1)),
+}
+
+# Zoom factors per severity, as `np.arange(start, stop, step)` arguments. imagecorruptions/corruptions.py
+# `zoom_blur`; make_cifar_c.py `zoom_blur`.
+ZOOM_BLUR_RANGES: dict[str, tuple[tuple[float, float, float], ...]] = {
+    "imagenet": ((1, 1.11, 0.01), (1, 1.16, 0.01), (1, 1.21, 0.02), (1, 1.26, 0.02), (1, 1.31, 0.03)),
+    "cifar": ((1, 1.06, 0.01), (1, 1.11, 0.01), (1, 1.16, 0.01), (1, 1.21, 0.01), (1, 1.26, 0.01)),
+}
+
+
+def _depthwise_conv(
+    images: torch.Tensor, kernel: torch.Tensor, padding: tuple[int, int, int, int], mode: str
+) -> torch.Tensor:
+    """Correlate every channel of (N, C, H, W) `images` with the 2D `kernel` after padding (left, right, top, bottom)."""
+    n, c, h, w = images.shape
+    flat = F.pad(images.reshape(n * c, 1, h, w), padding, mode=mode)
+    weight = kernel.to(images.device, images.dtype)[None, None]
+    return F.conv2d(flat, weight).reshape(n, c, h, w)
+
+
+def gaussian_kernel1d(sigma: float, radius: int) -> torch.Tensor:
+    """scipy.ndimage's sampled Gaussian: exp(-x^2 / (2 sigma^2)) for x in [-radius, radius], summing to 1."""
+    x = torch.arange(-radius, radius + 1, dtype=torch.float64)
+    kernel = torch.exp(-0.5 / sigma**2 * x**2)
+    return kernel / kernel.sum()
+
+
+@register_corruption("gaussian_blur")
+def gaussian_blur(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Gaussian blur per channel, as the reference's `skimage.filters.gaussian(x, sigma, multichannel=True)`.
+
+    That is scipy.ndimage.gaussian_filter with truncate=4.0 and mode "nearest": a separable kernel of radius
+    int(4 sigma + 0.5), applied along rows and columns with edge-replicating padding.
+    """
+    sigma = GAUSSIAN_BLUR_SIGMAS[profile][severity - 1]
+    radius = int(4.0 * sigma + 0.5)
+    kernel = gaussian_kernel1d(sigma, radius)
+    blurred = _depthwise_conv(images, kernel[None, :], (radius, radius, 0, 0), "replicate")
+    blurred = _depthwise_conv(blurred, kernel[:, None], (0, 0, radius, radius), "replicate")
+    return blurred.clamp(0.0, 1.0)
+
+
+def cv2_gaussian_kernel1d(ksize: int, sigma: float) -> torch.Tensor:
+    """cv2.getGaussianKernel(ksize, sigma) for sigma > 0: exp(-x^2 / (2 sigma^2)), x centred, summing to 1."""
+    if sigma <= 0:
+        raise ValueError(f"sigma must be positive, got {sigma}.")
+    x = torch.arange(ksize, dtype=torch.float64) - (ksize - 1) / 2
+    kernel = torch.exp(-0.5 / sigma**2 * x**2)
+    return kernel / kernel.sum()
+
+
+def disk_kernel(radius: float, alias_blur: float) -> torch.Tensor:
+    """The reference's `disk(radius, alias_blur)`: a normalised binary disk, anti-aliased by cv2.GaussianBlur.
+
+    The grid spans [-8, 8] (Gaussian ksize 3) for radius <= 8, else [-radius, radius] (ksize 5). cv2.GaussianBlur
+    with sigmaY=0 uses sigmaX for both axes and pads with its default border, BORDER_REFLECT_101 ("reflect").
+    """
+    if radius <= 8:
+        grid, ksize = torch.arange(-8, 8 + 1, dtype=torch.float64), 3
+    else:
+        grid, ksize = torch.arange(-radius, radius + 1, dtype=torch.float64), 5
+    aliased = ((grid[:, None] ** 2 + grid[None, :] ** 2) <= radius**2).to(torch.float64)
+    aliased = aliased / aliased.sum()
+    gauss = cv2_gaussian_kernel1d(ksize, alias_blur)
+    pad = ksize // 2
+    smoothed = _depthwise_conv(aliased[None, None], gauss[None, :], (pad, pad, 0, 0), "reflect")
+    smoothed = _depthwise_conv(smoothed, gauss[:, None], (0, 0, pad, pad), "reflect")
+    return smoothed[0, 0]
+
+
+@register_corruption("defocus_blur")
+def defocus_blur(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Defocus blur: each channel correlated with the reference's anti-aliased `disk` kernel.
+
+    The reference applies cv2.filter2D per channel; its default border, BORDER_REFLECT_101, is torch's "reflect".
+    """
+    radius, alias_blur = DEFOCUS_BLUR_PARAMS[profile][severity - 1]
+    kernel = disk_kernel(radius, alias_blur)
+    pad = kernel.shape[-1] // 2
+    return _depthwise_conv(images, kernel, (pad, pad, pad, pad), "reflect").clamp(0.0, 1.0)
+
+
+def zoom_factors(profile: str, severity: int) -> list[float]:
+    """The reference's zoom factors, `np.arange(start, stop, step)` (numpy's arange rounding included)."""
+    return np.arange(*ZOOM_BLUR_RANGES[profile][severity - 1]).tolist()
+
+
+def _clipped_zoom_axis(size: int, zoom: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per output index along one axis of the reference's `clipped_zoom`: the lower source index and its weight.
+
+    The reference crops ceil(size / zoom) centred pixels, starting at (size - crop) // 2, zooms them with
+    scipy.ndimage.zoom(order=1) to round(crop * zoom) pixels, and keeps the first `size`. scipy (grid_mode=False)
+    maps output index i to crop coordinate i * (crop - 1) / (out - 1) and interpolates linearly. (make_cifar_c.py
+    trims the zoomed crop centred instead; for zoom < 1.5 it exceeds `size` by at most one pixel, so the same.)
+    """
+    crop = math.ceil(size / float(zoom))
+    start = (size - crop) // 2
+    out = round(crop * zoom)
+    if out < size:
+        raise ValueError(f"zoom factor {zoom} leaves {out} < {size} pixels; the reference needs zoom >= 1.")
+    step = (crop - 1) / (out - 1) if out > 1 else 1.0
+    coords = torch.arange(size, dtype=torch.float64, device=device) * step
+    lower = coords.floor().clamp(max=max(crop - 2, 0))
+    weight = coords - lower
+    return (lower.long() + start), weight
+
+
+def _lerp_along(images: torch.Tensor, dim: int, lower: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Linear interpolation of `images` along `dim` between indices `lower` and `lower + 1`."""
+    upper = (lower + 1).clamp(max=images.shape[dim] - 1)
+    shape = [1] * images.ndim
+    shape[dim] = -1
+    weight = weight.to(images.dtype).reshape(shape)
+    low = images.index_select(dim, lower)
+    return low + (images.index_select(dim, upper) - low) * weight
+
+
+@register_corruption("zoom_blur")
+def zoom_blur(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Zoom blur: the image averaged with centre crops of itself zoomed by each of the reference's factors.
+
+    As the reference: (x + sum_z clipped_zoom(x, z)) / (len(z) + 1), each zoom being bilinear (scipy order 1)
+    and separable, so one gather-and-lerp per axis per factor, for the whole batch.
+    """
+    height, width = images.shape[-2:]
+    factors = zoom_factors(profile, severity)
+    total = images.clone()
+    for zoom in factors:
+        rows = _clipped_zoom_axis(height, zoom, images.device)
+        cols = _clipped_zoom_axis(width, zoom, images.device)
+        total += _lerp_along(_lerp_along(images, -2, *rows), -1, *cols)
+    return (total / (len(factors) + 1)).clamp(0.0, 1.0)

@@ -1,0 +1,109 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Colour corruptions of ImageNet-C (Hendrycks & Dietterich, ICLR 2019): brightness, contrast and saturate.
+
+Batched re-implementations of the reference functions (the `imagecorruptions` package for the "imagenet" profile,
+`make_cifar_c.py` of hendrycks/robustness for the "cifar" profile). Brightness and saturate edit one channel of
+the HSV colour space; `rgb_to_hsv` and `hsv_to_rgb` follow scikit-image's `rgb2hsv` and `hsv2rgb`, which the
+reference uses, including their conventions for grey (delta == 0) and black (max == 0) pixels.
+"""
+
+import torch
+
+from .base import register_corruption
+
+# Added to the HSV value channel. imagenet: imagecorruptions/corruptions.py `brightness`;
+# cifar: ImageNet-C/create_c/make_cifar_c.py `brightness`.
+BRIGHTNESS = {
+    "imagenet": (0.1, 0.2, 0.3, 0.4, 0.5),
+    "cifar": (0.05, 0.1, 0.15, 0.2, 0.3),
+}
+
+# Factor on each channel's deviation from its mean. imagenet: imagecorruptions/corruptions.py `contrast`;
+# cifar: make_cifar_c.py `contrast`.
+CONTRAST = {
+    "imagenet": (0.4, 0.3, 0.2, 0.1, 0.05),
+    "cifar": (0.75, 0.5, 0.4, 0.3, 0.15),
+}
+
+# (scale, shift) of the HSV saturation channel. imagenet: imagecorruptions/corruptions.py `saturate`;
+# cifar: make_cifar_c.py `saturate`.
+SATURATE = {
+    "imagenet": ((0.3, 0.0), (0.1, 0.0), (2.0, 0.0), (5.0, 0.1), (20.0, 0.2)),
+    "cifar": ((0.3, 0.0), (0.1, 0.0), (1.5, 0.0), (2.0, 0.1), (2.5, 0.2)),
+}
+
+# For each sextant of hue (0..5), which of (v, t, p, q) becomes red, green and blue; as skimage's `hsv2rgb`.
+_SEXTANT_TO_CHANNELS = ((0, 1, 2), (3, 0, 2), (2, 0, 1), (2, 3, 0), (1, 2, 0), (0, 2, 3))
+
+
+def rgb_to_hsv(images: torch.Tensor) -> torch.Tensor:
+    """RGB (N, 3, H, W) in [0, 1] -> HSV (N, 3, H, W), each channel in [0, 1], as skimage's `rgb2hsv`.
+
+    Value is the largest channel, saturation is (max - min) / max, and hue is 0 where max == min (grey and black
+    pixels). Where several channels are the largest, blue's hue formula wins over green's over red's.
+    """
+    red, green, blue = images.unbind(1)
+    value = images.amax(1)
+    delta = value - images.amin(1)
+    grey = delta == 0
+    safe_delta = torch.where(grey, torch.ones_like(delta), delta)
+    safe_value = torch.where(grey, torch.ones_like(value), value)  # max == 0 implies delta == 0
+    saturation = torch.where(grey, torch.zeros_like(delta), delta / safe_value)
+    hue = (green - blue) / safe_delta
+    hue = torch.where(green == value, 2.0 + (blue - red) / safe_delta, hue)
+    hue = torch.where(blue == value, 4.0 + (red - green) / safe_delta, hue)
+    hue = torch.remainder(hue / 6.0, 1.0)
+    hue = torch.where(grey, torch.zeros_like(hue), hue)
+    return torch.stack((hue, saturation, value), dim=1)
+
+
+def hsv_to_rgb(hsv: torch.Tensor) -> torch.Tensor:
+    """HSV (N, 3, H, W) -> RGB (N, 3, H, W), as skimage's `hsv2rgb`: pick (v, t, p, q) by the sextant of hue."""
+    hue, saturation, value = hsv.unbind(1)
+    sextant = torch.floor(hue * 6.0)
+    fraction = hue * 6.0 - sextant
+    p = value * (1.0 - saturation)
+    q = value * (1.0 - fraction * saturation)
+    t = value * (1.0 - (1.0 - fraction) * saturation)
+    candidates = torch.stack((value, t, p, q), dim=1)
+    table = torch.tensor(_SEXTANT_TO_CHANNELS, device=hsv.device)
+    choice = table[torch.remainder(sextant.long(), 6)].permute(0, 3, 1, 2)
+    return candidates.gather(1, choice)
+
+
+@register_corruption("brightness")
+def brightness(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Brighten: add a constant to the HSV value channel (clipped to [0, 1]) and convert back to RGB."""
+    shift = BRIGHTNESS[profile][severity - 1]
+    hsv = rgb_to_hsv(images)
+    hsv = torch.cat((hsv[:, :2], (hsv[:, 2:] + shift).clamp(0.0, 1.0)), dim=1)
+    return hsv_to_rgb(hsv).clamp(0.0, 1.0)
+
+
+@register_corruption("contrast")
+def contrast(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Reduce contrast: scale each pixel's deviation from its image's per-channel mean, `(x - mean) * c + mean`.
+
+    The reference takes the mean over the two spatial axes of an (H, W, 3) image, so one mean per channel.
+    """
+    factor = CONTRAST[profile][severity - 1]
+    means = images.mean(dim=(2, 3), keepdim=True)
+    return ((images - means) * factor + means).clamp(0.0, 1.0)
+
+
+@register_corruption("saturate")
+def saturate(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Change saturation: HSV saturation becomes `clip(s * scale + shift, 0, 1)`, then back to RGB.
+
+    As in the reference, grey pixels have hue 0, so a positive shift tints them red.
+    """
+    scale, shift = SATURATE[profile][severity - 1]
+    hsv = rgb_to_hsv(images)
+    hsv = torch.cat((hsv[:, :1], (hsv[:, 1:2] * scale + shift).clamp(0.0, 1.0), hsv[:, 2:]), dim=1)
+    return hsv_to_rgb(hsv).clamp(0.0, 1.0)

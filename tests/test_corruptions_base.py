@@ -1,0 +1,74 @@
+"""`corrupt`: validation before any work, dtype handling, profiles, and the registry."""
+
+import pytest
+import torch
+
+from hf_vitrobust.corruptions import corrupt, get_corruption, registered_corruptions
+from hf_vitrobust.corruptions.base import from_unit_float, resolve_profile, to_unit_float
+
+
+@pytest.fixture
+def images() -> torch.Tensor:
+    return torch.randint(
+        0, 256, (2, 3, 40, 48), dtype=torch.uint8, generator=torch.Generator().manual_seed(0)
+    )
+
+
+@pytest.mark.parametrize("severity", [0, 6, -1, 2.0, True, "3"])
+def test_severity_outside_one_to_five(images, severity):
+    with pytest.raises(ValueError, match="severity must be an integer from 1 to 5"):
+        corrupt(images, "contrast", severity)
+
+
+def test_unknown_name_suggests_the_closest():
+    with pytest.raises(
+        ValueError, match=r"Unknown corruption 'gausian_blur'\. Did you mean 'gaussian_blur'\?"
+    ):
+        get_corruption("gausian_blur")
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (torch.zeros(3, 40, 40), r"shape \(N, 3, H, W\)"),
+        (torch.zeros(1, 1, 40, 40), "3 channels"),
+        (torch.zeros(1, 3, 40, 40, dtype=torch.int32), "uint8 .* or float"),
+        (torch.zeros(1, 3, 16, 40), "at least 32x32, got 16x40"),
+    ],
+)
+def test_bad_images(bad, message):
+    with pytest.raises(ValueError, match=message):
+        corrupt(bad, "contrast", 1)
+
+
+def test_bad_sample_ids_and_seed(images):
+    with pytest.raises(ValueError, match="sample_ids must be 2 integers"):
+        corrupt(images, "contrast", 1, sample_ids=[0, 1, 2])
+    with pytest.raises(ValueError, match="seed must be an int"):
+        corrupt(images, "contrast", 1, seed=1.5)
+
+
+def test_profiles():
+    assert resolve_profile(None, 32, 32) == "cifar"
+    assert resolve_profile(None, 224, 224) == "imagenet"
+    assert resolve_profile("imagenet", 32, 32) == "imagenet"
+    with pytest.raises(ValueError, match="Unknown profile 'tiny'"):
+        resolve_profile("tiny", 32, 32)
+
+
+def test_uint8_round_trip_truncates_like_the_reference():
+    pixels = torch.tensor([0, 1, 127, 254, 255], dtype=torch.uint8).view(1, 1, 1, 5).expand(1, 3, 1, 5)
+    assert torch.equal(from_unit_float(to_unit_float(pixels), pixels), pixels)
+    # np.uint8(x * 255) truncates: 0.999 * 255 = 254.7 -> 254.
+    assert from_unit_float(torch.full((1, 3, 1, 1), 0.999), pixels).flatten()[0] == 254
+    assert from_unit_float(torch.full((1, 3, 1, 1), 1.5), pixels).flatten()[0] == 255
+
+
+@pytest.mark.parametrize("name", registered_corruptions())
+def test_every_registered_corruption_keeps_dtype_shape_and_device(images, name):
+    as_float = images.float() / 255
+    for batch in (images, as_float, as_float.double()):
+        out = corrupt(batch, name, 3)
+        assert out.dtype == batch.dtype and out.shape == batch.shape and out.device == batch.device
+        if batch.is_floating_point():
+            assert out.min() >= 0 and out.max() <= 1
