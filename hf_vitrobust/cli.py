@@ -2,6 +2,7 @@
 """The `vitrobust` command line.
 
     vitrobust classify IMAGE... [--model SPEC] [--top-k 5] [--device cpu]
+    vitrobust corrupt SOURCE OUTPUT [--corruption NAME]... [--severity N]... [--format jpeg|parquet]
 
 `--model` takes every spec `load_classifier` accepts; the default is the offline builtin
 EfficientNet-Lite0 with ImageNet-1k weights.
@@ -85,6 +86,43 @@ def _classify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _corrupt(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .corruptions import STANDARD_CORRUPTIONS, corrupt_image_folder, registered_corruptions
+    from .corruptions.export import list_image_folder
+
+    names = args.corruption or [name for name in STANDARD_CORRUPTIONS if name in registered_corruptions()]
+    unknown = [name for name in names if name not in registered_corruptions()]
+    if unknown:
+        raise CLIError(f"unknown corruption(s) {unknown}; available: {', '.join(registered_corruptions())}")
+    severities = args.severity or [1, 2, 3, 4, 5]
+    try:
+        total = len(list_image_folder(args.source)) * len(names) * len(severities)
+        with tqdm(total=total, unit="img", desc="corrupting", disable=args.quiet) as bar:
+            report = corrupt_image_folder(
+                args.source,
+                args.output,
+                names,
+                severities,
+                seed=args.seed,
+                batch_size=args.batch_size,
+                output_format=args.format,
+                resize=None if args.no_resize else 256,
+                crop=args.crop,
+                device=args.device,
+                progress=bar.update,
+            )
+    except ValueError as err:
+        raise CLIError(str(err)) from err
+    print(
+        f"wrote {report.written} images, kept {report.skipped_existing} already written, "
+        f"skipped {len(report.bad_images)} unreadable"
+        + "".join(f"\n  unreadable: {p}" for p in report.bad_images)
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vitrobust", description="Robustness toolkit for image classifiers (transformers, timm)."
@@ -103,6 +141,34 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda (default: cpu)")
     classify.add_argument("--batch-size", type=int, default=32, help="images per forward pass (default: 32)")
     classify.set_defaults(handler=_classify)
+
+    corrupt = subparsers.add_parser(
+        "corrupt",
+        help="write a corrupted copy of an image folder (ImageNet-C layout)",
+        description=(
+            "Corrupt every image of SOURCE/<class>/<file> and write OUTPUT/<corruption>/<severity>/<class>/<file> "
+            "as JPEG (quality 85), or parquet parts, as the released ImageNet-C: shorter side resized to 256, "
+            "center crop 224. Resumable: existing outputs are kept."
+        ),
+    )
+    corrupt.add_argument("source", help="image folder in the <class>/<file> layout")
+    corrupt.add_argument("output", help="output folder")
+    corrupt.add_argument(
+        "--corruption",
+        action="append",
+        help="a corruption name (repeatable; default: the standard 15 of ImageNet-C that are available)",
+    )
+    corrupt.add_argument("--severity", action="append", type=int, help="1-5 (repeatable; default: all five)")
+    corrupt.add_argument("--seed", type=int, default=0, help="seed of the random corruptions (default: 0)")
+    corrupt.add_argument("--batch-size", type=int, default=32, help="images per batch (default: 32)")
+    corrupt.add_argument("--format", choices=("jpeg", "parquet"), default="jpeg", help="output format")
+    corrupt.add_argument("--crop", type=int, default=224, help="center crop size (default: 224)")
+    corrupt.add_argument(
+        "--no-resize", action="store_true", help="crop without resizing the shorter side to 256"
+    )
+    corrupt.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    corrupt.add_argument("--quiet", action="store_true", help="no progress bar")
+    corrupt.set_defaults(handler=_corrupt)
     return parser
 
 

@@ -5,11 +5,28 @@ Corruptions are image operations: this package imports no model code.
 
 from . import blur, color, digital  # noqa: F401  (each module registers its corruptions)
 from .base import PROFILES, SEVERITIES, corrupt, get_corruption, register_corruption, registered_corruptions
+from .export import corrupt_image_folder
+
+# The reference's names and order (imagecorruptions `corruption_tuple`): the 15 of ImageNet-C, then the 4 extras
+# that Hendrycks & Dietterich hold out for validation.
+STANDARD_CORRUPTIONS = (
+    "gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
+    "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression",
+)  # fmt: skip
+EXTRA_CORRUPTIONS = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
+# The corruptions available in this version, in the reference's order.
+CORRUPTIONS = tuple(
+    name for name in STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS if name in registered_corruptions()
+)
 
 __all__ = [
+    "CORRUPTIONS",
+    "EXTRA_CORRUPTIONS",
     "PROFILES",
     "SEVERITIES",
+    "STANDARD_CORRUPTIONS",
     "corrupt",
+    "corrupt_image_folder",
     "get_corruption",
     "register_corruption",
     "registered_corruptions",
