@@ -11,7 +11,7 @@ exactly: by inversion for small rates and by Hörmann's transformed rejection (P
 import torch
 
 from .base import register_corruption
-from .randomness import normal, uniform
+from .randomness import normal, uniform, uniform_at
 
 # Standard deviation of the additive noise. imagenet: imagecorruptions/corruptions.py `gaussian_noise`;
 # cifar: ImageNet-C/create_c/make_cifar_c.py `gaussian_noise`.
@@ -46,25 +46,34 @@ PTRS_MIN_RATE = 10.0
 # Inversion steps: for rates < 10, P(X > 64) < 1e-30, far below the smallest uniform gap (2**-32), so the CDF
 # walk always ends before this many steps.
 MAX_INVERSION_STEPS = 64
-# PTRS rounds run for every element without a host synchronisation (one round accepts > 90% of proposals for
-# rates >= 10), then further rounds only while some element is still rejected, up to MAX_PTRS_ROUNDS.
-PTRS_FIXED_ROUNDS = 4
+# PTRS rounds run while some element is still rejected (one round accepts > 90% of proposals for rates >= 10).
 MAX_PTRS_ROUNDS = 64
 
 
 def _poisson_by_inversion(rates: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """The smallest k with CDF(k) >= u, by a vectorised walk over k (rates < 10, float64)."""
+    """The smallest k with CDF(k) >= u, by a vectorised walk over k (1-D, rates < 10, float64).
+
+    Each step works only on the elements whose walk is still going, so the cost follows the counts drawn.
+    """
+    counts = torch.zeros_like(rates)
     probability = torch.exp(-rates)
     cdf = probability.clone()
-    counts = torch.zeros_like(rates)
-    pending = u > cdf
+    index = torch.nonzero(u > cdf).squeeze(1)
+    rates, u, probability, cdf = rates[index], u[index], probability[index], cdf[index]
     for k in range(1, MAX_INVERSION_STEPS + 1):
-        if not bool(pending.any()):
+        if index.numel() == 0:
             break
-        counts = torch.where(pending, float(k), counts)
+        counts[index] = float(k)
         probability = probability * rates / k
         cdf = cdf + probability
-        pending = pending & (u > cdf)
+        going = torch.nonzero(u > cdf).squeeze(1)
+        index, rates, u, probability, cdf = (
+            index[going],
+            rates[going],
+            u[going],
+            probability[going],
+            cdf[going],
+        )
     return counts
 
 
@@ -88,42 +97,33 @@ def _ptrs_round(rates: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> tuple[
     return k, quick | (~rejected & accepted)
 
 
-def sample_poisson(
-    rates: torch.Tensor,
-    seed: int,
-    sample_ids: torch.Tensor,
-    stream: str,
-    fixed_rounds: int = PTRS_FIXED_ROUNDS,
-) -> torch.Tensor:
+def sample_poisson(rates: torch.Tensor, seed: int, sample_ids: torch.Tensor, stream: str) -> torch.Tensor:
     """Exact Poisson variates (float64, same shape as `rates`, (N, ...)) from counter-based uniform streams.
 
     Element j of sample i depends only on (seed, sample_ids[i], stream, j, its rate): rates below 10 by inversion
-    of one uniform, the others by PTRS with two fresh uniforms per round (stream names per round). `fixed_rounds`
-    only trades host synchronisations for work: the result does not depend on it.
+    of one uniform, the others by PTRS with two fresh uniforms per round (stream names per round). Both work on
+    flat index lists of the elements still pending, drawing uniforms only for them (`uniform_at`).
     """
-    rates = rates.to(torch.float64)
-    shape = tuple(rates.shape[1:])
-    counts = torch.zeros_like(rates)
-    small = rates < PTRS_MIN_RATE
-    if bool(small.any()):
-        u = uniform(seed, sample_ids, f"{stream}/inversion", shape, torch.float64)
-        counts = torch.where(small, _poisson_by_inversion(torch.where(small, rates, 0.0), u), counts)
-    pending = ~small
-    if not bool(pending.any()):
-        return counts
-    large_rates = torch.where(pending, rates, PTRS_MIN_RATE)
+    flat_rates = rates.to(torch.float64).reshape(-1)
+    per_sample = flat_rates.numel() // rates.shape[0]
+    counts = torch.zeros_like(flat_rates)
+
+    def draw(name: str, index: torch.Tensor) -> torch.Tensor:
+        sample_index, element_index = index // per_sample, index % per_sample
+        return uniform_at(seed, sample_ids, f"{stream}/{name}", sample_index, element_index, torch.float64)
+
+    small = torch.nonzero(flat_rates < PTRS_MIN_RATE).squeeze(1)
+    if small.numel():
+        counts[small] = _poisson_by_inversion(flat_rates[small], draw("inversion", small))
+    pending = torch.nonzero(flat_rates >= PTRS_MIN_RATE).squeeze(1)
     for round_index in range(MAX_PTRS_ROUNDS):
-        if round_index >= fixed_rounds and not bool(pending.any()):
-            return counts
-        u = uniform(seed, sample_ids, f"{stream}/ptrs-{round_index}/u", shape, torch.float64)
-        v = uniform(seed, sample_ids, f"{stream}/ptrs-{round_index}/v", shape, torch.float64)
-        k, accepted = _ptrs_round(large_rates, u, v)
-        taken = pending & accepted
-        counts = torch.where(taken, k, counts)
-        pending = pending & ~taken
-    if bool(pending.any()):  # each round rejects with probability < 0.1: unreachable in practice
-        raise RuntimeError(f"Poisson sampling did not finish in {MAX_PTRS_ROUNDS} rounds.")
-    return counts
+        if pending.numel() == 0:
+            return counts.view(rates.shape)
+        u, v = draw(f"ptrs-{round_index}/u", pending), draw(f"ptrs-{round_index}/v", pending)
+        k, accepted = _ptrs_round(flat_rates[pending], u, v)
+        counts[pending[accepted]] = k[accepted]
+        pending = pending[~accepted]
+    raise RuntimeError(f"Poisson sampling did not finish in {MAX_PTRS_ROUNDS} rounds.")  # p < 0.1 ** 64
 
 
 @register_corruption("gaussian_noise")

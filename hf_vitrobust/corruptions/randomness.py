@@ -49,6 +49,10 @@ def sample_keys(seed: int, sample_ids: torch.Tensor, stream: str) -> torch.Tenso
     return hash32(key ^ seed_high)
 
 
+def _bits(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
+    return hash32(hash32(counters ^ keys) ^ (keys >> 7) ^ 0x5BD1E995)
+
+
 def random_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
     """Uniform 32-bit integers, int64 tensor of shape (N, *shape): element j of sample i depends only on
     (seed, sample_ids[i], stream, j)."""
@@ -57,7 +61,21 @@ def random_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[i
     for size in shape:
         numel *= size
     counters = torch.arange(numel, device=sample_ids.device, dtype=torch.int64).view(shape)
-    return hash32(hash32(counters ^ keys) ^ (keys >> 7) ^ 0x5BD1E995)
+    return _bits(keys, counters)
+
+
+def uniform_at(
+    seed: int,
+    sample_ids: torch.Tensor,
+    stream: str,
+    sample_index: torch.Tensor,
+    element_index: torch.Tensor,
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """The numbers `uniform(seed, sample_ids, stream, shape)` holds at (sample_index, flat element_index), drawn
+    for those elements only: for algorithms that keep working on a shrinking subset (rejection sampling)."""
+    keys = sample_keys(seed, sample_ids, stream)[sample_index]
+    return ((_bits(keys, element_index).to(torch.float64) + 0.5) / 2.0**32).to(dtype)
 
 
 def uniform(
@@ -85,4 +103,4 @@ def normal(
     return (torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * torch.pi * u2)).to(dtype)
 
 
-__all__ = ["hash32", "normal", "random_bits", "sample_keys", "uniform"]
+__all__ = ["hash32", "normal", "random_bits", "sample_keys", "uniform", "uniform_at"]
