@@ -3,7 +3,7 @@
 Corruptions are image operations: this package imports no model code.
 """
 
-from . import blur, color, digital, geometric, motion_glass, noise, weather  # noqa: F401  (each registers its corruptions)
+from . import blur, color, digital, geometric, motion_glass, noise, snow, weather  # noqa: F401  (registrations)
 from .base import PROFILES, SEVERITIES, corrupt, get_corruption, register_corruption, registered_corruptions
 from .export import corrupt_image_folder
 

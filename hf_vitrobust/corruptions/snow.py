@@ -1,0 +1,123 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""The `snow` corruption of ImageNet-C (Hendrycks & Dietterich, ICLR 2019), batched on tensors.
+
+The "imagenet" profile follows `snow` of the reference implementation (`imagecorruptions` 1.1.2, `corruptions.py`):
+a Gaussian snow layer per image, zoomed up from its centre (`clipped_zoom`), thresholded, motion-blurred along a
+random direction, quantised to uint8 levels and cropped to the image; the image is brightened towards its grey
+level and the snow layer is added twice, once rotated by 180 degrees. The randomness (the layer and the blur angle)
+is drawn from the counter-based per-sample streams of `randomness.py` instead of NumPy's global generator.
+
+The "cifar" profile follows `snow` of make_cifar_c.py (hendrycks/robustness) with its parameters: there
+`clipped_zoom` trims the zoomed layer centred, and the layer is stored as a uint8 PNG (truncated) before
+ImageMagick's motion blur (Wand), whose 8-bit result is read back. This package does not depend on ImageMagick: the
+blur is imagecorruptions' NumPy re-implementation of ImageMagick's motion blur (as for `motion_blur`), applied
+between the same two uint8 quantisations.
+"""
+
+import math
+
+import torch
+
+from .base import register_corruption
+from .blur import _lerp_along
+from .motion_glass import motion_blur_with_angles
+from .randomness import normal, uniform
+
+# (loc, scale, zoom, threshold, blur radius, blur sigma, image blend) per severity.
+# imagenet: imagecorruptions/corruptions.py `snow`; cifar: ImageNet-C/create_c/make_cifar_c.py `snow`.
+SNOW_PARAMS: dict[str, tuple[tuple[float, float, float, float, int, int, float], ...]] = {
+    "imagenet": (
+        (0.1, 0.3, 3, 0.5, 10, 4, 0.8),
+        (0.2, 0.3, 2, 0.5, 12, 4, 0.7),
+        (0.55, 0.3, 4, 0.9, 12, 8, 0.7),
+        (0.55, 0.3, 4.5, 0.85, 12, 8, 0.65),
+        (0.55, 0.3, 2.5, 0.85, 12, 12, 0.55),
+    ),
+    "cifar": (
+        (0.1, 0.2, 1, 0.6, 8, 3, 0.95),
+        (0.1, 0.2, 1, 0.5, 10, 4, 0.9),
+        (0.15, 0.3, 1.75, 0.55, 10, 4, 0.9),
+        (0.25, 0.3, 2.25, 0.6, 12, 6, 0.85),
+        (0.3, 0.3, 1.25, 0.65, 14, 12, 0.8),
+    ),
+}
+
+# cv2.cvtColor(COLOR_RGB2GRAY) weights of red, green and blue.
+_GREY_WEIGHTS = (0.299, 0.587, 0.114)
+
+
+def _zoom_axis(
+    size: int, zoom: float, centred_trim: bool, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Lower source index and weight per output index along one axis of the reference's `clipped_zoom`.
+
+    Both references crop ceil(size / zoom) centred pixels, starting at (size - crop) // 2, and zoom them with
+    scipy.ndimage.zoom(order=1) to round(crop * zoom) pixels: output index i reads crop coordinate
+    i * (crop - 1) / (out - 1), linearly interpolated. imagecorruptions keeps all `out` pixels (snow crops the
+    top-left `size` only after the motion blur, so the blur sees the whole zoomed layer); make_cifar_c.py trims
+    `size` pixels centred, starting at (out - size) // 2.
+    """
+    crop = math.ceil(size / float(zoom))
+    start = (size - crop) // 2
+    out = round(crop * zoom)
+    if out < size:
+        raise ValueError(f"zoom factor {zoom} leaves {out} < {size} pixels; the reference needs zoom >= 1.")
+    step = (crop - 1) / (out - 1) if out > 1 else 1.0
+    first, count = ((out - size) // 2, size) if centred_trim else (0, out)
+    coords = torch.arange(first, first + count, dtype=torch.float64, device=device) * step
+    lower = coords.floor().clamp(max=max(crop - 2, 0))
+    return lower.long() + start, coords - lower
+
+
+def snow_layer_noise(seed: int, sample_ids: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    """(N, H, W) float64 standard normal draws of the snow layer, the reference's `np.random.normal(size=(H, W))`."""
+    return normal(seed, sample_ids, "snow/layer", (height, width), torch.float64)
+
+
+def snow_angles(seed: int, sample_ids: torch.Tensor) -> torch.Tensor:
+    """(N,) float64 motion-blur angles in degrees, U(-135, -45) as the reference's `np.random.uniform(-135, -45)`."""
+    return uniform(seed, sample_ids, "snow/angle", (), torch.float64) * 90.0 - 135.0
+
+
+def snow_with_draws(
+    images: torch.Tensor, severity: int, profile: str, noise: torch.Tensor, angles: torch.Tensor
+) -> torch.Tensor:
+    """The reference's `snow` given its random draws: `noise` (N, H, W) standard normal, `angles` (N,) degrees.
+
+    Steps: layer = loc + scale * noise; `clipped_zoom` by the zoom factor (bilinear, separable); values below the
+    threshold set to 0 and the layer clipped to [0, 1]; motion blur of the single-channel layer with the table's
+    radius and sigma along the angle; quantised to uint8 levels and cropped to (H, W). The image is blended with
+    max(x, 1.5 grey + 0.5) and the result is clip(x + layer + layer rotated by 180 degrees, 0, 1).
+    """
+    loc, scale, zoom, threshold, radius, sigma, blend = SNOW_PARAMS[profile][severity - 1]
+    height, width = images.shape[-2:]
+    device = images.device
+    cifar = profile == "cifar"
+    layer = (noise.to(device, torch.float64) * scale + loc)[:, None]  # (N, 1, H, W), float64 as NumPy's draws
+    layer = _lerp_along(layer, -2, *_zoom_axis(height, zoom, cifar, device))
+    layer = _lerp_along(layer, -1, *_zoom_axis(width, zoom, cifar, device))
+    layer = torch.where(layer < threshold, 0.0, layer).clamp(0.0, 1.0)
+    if cifar:  # make_cifar_c.py hands the layer to ImageMagick as an 8-bit PNG: np.uint8(layer * 255)
+        layer = torch.floor(layer * 255.0) / 255.0
+    layer = motion_blur_with_angles(layer, radius, sigma, angles.to(device))
+    layer = (torch.round(layer * 255.0) / 255.0)[..., :height, :width]
+
+    x = images
+    red, green, blue = x.unbind(1)
+    grey = (_GREY_WEIGHTS[0] * red + _GREY_WEIGHTS[1] * green + _GREY_WEIGHTS[2] * blue)[:, None]
+    x = blend * x + (1 - blend) * torch.maximum(x, grey * 1.5 + 0.5)
+    out = x.double() + layer + layer.flip(-2, -1)  # the reference adds the float64 layer to the float32 image
+    return out.clamp(0.0, 1.0).to(images.dtype)
+
+
+@register_corruption("snow")
+def snow(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Snow: a zoomed, thresholded, motion-blurred Gaussian layer over a brightened image, as the reference."""
+    height, width = images.shape[-2:]
+    noise = snow_layer_noise(seed, sample_ids, height, width)
+    return snow_with_draws(images, severity, profile, noise, snow_angles(seed, sample_ids))
+
+
+__all__ = ["SNOW_PARAMS", "snow", "snow_angles", "snow_layer_noise", "snow_with_draws"]
