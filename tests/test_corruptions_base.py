@@ -3,7 +3,14 @@
 import pytest
 import torch
 
-from hf_vitrobust.corruptions import corrupt, get_corruption, registered_corruptions
+from hf_vitrobust.corruptions import (
+    CORRUPTIONS,
+    EXTRA_CORRUPTIONS,
+    STANDARD_CORRUPTIONS,
+    corrupt,
+    get_corruption,
+    registered_corruptions,
+)
 from hf_vitrobust.corruptions.base import from_unit_float, resolve_profile, to_unit_float
 
 
@@ -72,3 +79,12 @@ def test_every_registered_corruption_keeps_dtype_shape_and_device(images, name):
         assert out.dtype == batch.dtype and out.shape == batch.shape and out.device == batch.device
         if batch.is_floating_point():
             assert out.min() >= 0 and out.max() <= 1
+
+
+def test_all_nineteen_corruptions_in_the_reference_order():
+    assert len(STANDARD_CORRUPTIONS) == 15 and len(EXTRA_CORRUPTIONS) == 4
+    assert CORRUPTIONS == STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS
+    assert set(registered_corruptions()) == set(CORRUPTIONS)
+    assert (
+        CORRUPTIONS[:3] == ("gaussian_noise", "shot_noise", "impulse_noise") and CORRUPTIONS[-1] == "saturate"
+    )

@@ -3,7 +3,8 @@
 Corruptions are image operations: this package imports no model code.
 """
 
-from . import blur, color, digital, geometric, motion_glass, noise, snow, weather  # noqa: F401  (registrations)
+# Each module registers its corruptions on import.
+from . import blur, color, digital, geometric, motion_glass, noise, snow, spatter, weather  # noqa: F401
 from .base import PROFILES, SEVERITIES, corrupt, get_corruption, register_corruption, registered_corruptions
 from .export import corrupt_image_folder
 

@@ -1,0 +1,226 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""The ImageNet-C `spatter` corruption, batched on tensors, with the OpenCV steps of its water mode re-implemented.
+
+The reference (`imagecorruptions` 1.1.2, `corruptions.py`; `make_cifar_c.py` for the "cifar" profile) draws a
+normal "liquid layer", blurs and thresholds it, and then either adds pale-turquoise water whose shading comes from
+cv2.Canny, cv2.distanceTransform, cv2.equalizeHist and small cv2 filters, or blends in brown mud. Each cv2 step is
+reproduced in OpenCV's integer or float32 arithmetic, batched over images:
+
+- Canny (aperture 3, L1 gradient): Sobel with edge replication, OpenCV's fixed-point sector test for non-maximum
+  suppression, and hysteresis as iterated 8-neighbour dilation of the strong edges inside the weak ones;
+- distanceTransform (DIST_L2, mask 5): OpenCV's 5x5 chamfer metric (a = 1, b = 1.4, c = 2.1969, in float32), not
+  the Euclidean distance; as the reference truncates the distances at 20, twenty min-plus relaxations from a cap
+  of 20 give the truncated chamfer distance (to a few float32 ulp on rare pixels);
+- equalizeHist: per-image histogram and OpenCV's float32 lookup table.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from .base import register_corruption
+from .blur import gaussian_kernel1d, replicate_blur_matrix
+from .randomness import normal
+
+# (liquid mean, liquid std, liquid blur sigma, liquid threshold, water intensity or mud blur sigma, mode: 0 water,
+# 1 mud) per severity. imagecorruptions/corruptions.py `spatter`; make_cifar_c.py `spatter`.
+SPATTER: dict[str, tuple[tuple[float, float, float, float, float, int], ...]] = {
+    "imagenet": (
+        (0.65, 0.3, 4, 0.69, 0.6, 0),
+        (0.65, 0.3, 3, 0.68, 0.6, 0),
+        (0.65, 0.3, 2, 0.68, 0.5, 0),
+        (0.65, 0.3, 1, 0.65, 1.5, 1),
+        (0.67, 0.4, 1, 0.65, 1.5, 1),
+    ),
+    "cifar": (
+        (0.62, 0.1, 0.7, 0.7, 0.5, 0),
+        (0.65, 0.1, 0.8, 0.7, 0.5, 0),
+        (0.65, 0.3, 1, 0.69, 0.5, 0),
+        (0.65, 0.1, 0.7, 0.69, 0.6, 1),
+        (0.65, 0.1, 0.5, 0.68, 0.6, 1),
+    ),
+}
+
+WATER_COLOR = (175 / 255, 238 / 255, 238 / 255)  # the reference's "pale turquoise", in array channel order
+MUD_COLOR = (63 / 255, 42 / 255, 20 / 255)  # the reference's "mud brown", in array channel order
+CANNY_THRESHOLDS = (50, 150)  # cv2.Canny(liquid_layer, 50, 150): apertureSize 3, L2gradient False
+DISTANCE_CAP = 20  # cv2.threshold(dist, 20, 20, cv2.THRESH_TRUNC)
+
+# OpenCV's 5x5 chamfer weights for DIST_L2 (axial, diagonal, knight move), float32 as in its distanceTransform.
+_CHAMFER_WEIGHTS = (1.0, 1.4, 2.1969)
+# Non-maximum suppression sector bounds: OpenCV's TG22 = round(tan(22.5 deg) * 2^15), shift 15.
+_TG22 = 13573
+_CANNY_SHIFT = 15
+
+_SOBEL_X = torch.tensor([[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0], [-1.0, 0.0, 1.0]], dtype=torch.float64)
+_WATER_KERNEL = torch.tensor([[-2.0, -1.0, 0.0], [-1.0, 1.0, 1.0], [0.0, 1.0, 2.0]], dtype=torch.float64)
+
+
+def _correlate3x3(maps: torch.Tensor, kernel: torch.Tensor, mode: str) -> torch.Tensor:
+    """Correlate (N, H, W) maps with a 3x3 kernel after one pixel of padding in `mode` ("reflect" is cv2's
+    BORDER_REFLECT_101, "replicate" its BORDER_REPLICATE), in float64 (exact for the integer maps here)."""
+    padded = F.pad(maps[:, None].double(), (1, 1, 1, 1), mode=mode)
+    return F.conv2d(padded, kernel.to(maps.device)[None, None])[:, 0]
+
+
+def _neighbour(padded: torch.Tensor, pad: int, dy: int, dx: int) -> torch.Tensor:
+    """The (N, H, W) view of a map padded by `pad` on each side, shifted to the neighbour at (dy, dx)."""
+    height, width = padded.shape[-2] - 2 * pad, padded.shape[-1] - 2 * pad
+    return padded[:, pad + dy : pad + dy + height, pad + dx : pad + dx + width]
+
+
+def canny(gray: torch.Tensor, low: int, high: int, max_iterations: int | None = None) -> torch.Tensor:
+    """cv2.Canny(gray, low, high) with apertureSize 3 and L2gradient False on (N, H, W) 0-255 maps: a bool edge map.
+
+    Gradients are 3x3 Sobel with edge replication and the magnitude is |dx| + |dy|. A pixel above `low` survives
+    non-maximum suppression when it beats its two neighbours across the edge, in OpenCV's three sectors (fixed
+    point tan 22.5 / 67.5 degrees; the later neighbour may tie in the horizontal and vertical sectors; the
+    magnitude is 0 outside the image). Hysteresis keeps the survivors 8-connected to one above `high`, grown by
+    dilation until stable (at most H * W steps, the longest possible chain).
+    """
+    dx = _correlate3x3(gray, _SOBEL_X, "replicate").round().long()
+    dy = _correlate3x3(gray, _SOBEL_X.T, "replicate").round().long()
+    magnitude = dx.abs() + dy.abs()
+    padded = F.pad(magnitude, (1, 1, 1, 1))
+
+    def beats(dy_: int, dx_: int, tie: bool = False) -> torch.Tensor:
+        other = _neighbour(padded, 1, dy_, dx_)
+        return magnitude >= other if tie else magnitude > other
+
+    tan22 = dx.abs() * _TG22
+    scaled_dy = dy.abs() << _CANNY_SHIFT
+    horizontal = scaled_dy < tan22
+    vertical = scaled_dy > tan22 + (dx.abs() << (_CANNY_SHIFT + 1))
+    same_sign = (dx ^ dy) >= 0
+    diagonal = torch.where(same_sign, beats(-1, -1) & beats(1, 1), beats(-1, 1) & beats(1, -1))
+    maximum = torch.where(
+        horizontal,
+        beats(0, -1) & beats(0, 1, tie=True),
+        torch.where(vertical, beats(-1, 0) & beats(1, 0, tie=True), diagonal),
+    )
+    weak = maximum & (magnitude > low)
+    edges = weak & (magnitude > high)
+    steps = max_iterations if max_iterations is not None else gray.shape[-2] * gray.shape[-1]
+    for _ in range(steps):
+        grown = weak & (F.max_pool2d(edges[:, None].float(), 3, stride=1, padding=1)[:, 0] > 0)
+        if torch.equal(grown, edges):
+            break
+        edges = grown
+    return edges
+
+
+def truncated_chamfer_distance(zero: torch.Tensor, cap: int = DISTANCE_CAP) -> torch.Tensor:
+    """min(cv2.distanceTransform(map, cv2.DIST_L2, 5), cap) for (N, H, W) maps whose zero pixels are `zero`.
+
+    The chamfer distance is the cheapest path to a zero pixel in moves of 1 (axial), 1.4 (diagonal) and 2.1969
+    (knight), summed in float32 from the zero pixel outwards as OpenCV does; paths stay inside the image. Every
+    move costs at least 1, so a path of cost <= cap has at most cap moves: `cap` Jacobi min-plus relaxations
+    starting from the cap reach the truncated distance (OpenCV's sequential two passes reach the same minimum, up
+    to the float32 rounding of equal-cost paths summed in another order). Returns float32 distances.
+    """
+    axial, diagonal, knight = (
+        torch.tensor(w, dtype=torch.float32, device=zero.device) for w in _CHAMFER_WEIGHTS
+    )
+    moves = [(0, 1, axial), (0, -1, axial), (1, 0, axial), (-1, 0, axial)]
+    moves += [(sy, sx, diagonal) for sy in (-1, 1) for sx in (-1, 1)]
+    moves += [(sy * a, sx * b, knight) for sy in (-1, 1) for sx in (-1, 1) for a, b in ((1, 2), (2, 1))]
+    limit = float(cap)
+    distance = torch.where(zero, 0.0, limit).float()
+    for _ in range(cap):
+        padded = F.pad(distance, (2, 2, 2, 2), value=limit)
+        relaxed = distance
+        for move_y, move_x, weight in moves:
+            relaxed = torch.minimum(relaxed, _neighbour(padded, 2, move_y, move_x) + weight)
+        if torch.equal(relaxed, distance):
+            break
+        distance = relaxed
+    return distance
+
+
+def equalize_hist(gray: torch.Tensor) -> torch.Tensor:
+    """cv2.equalizeHist on (N, H, W) int 0-255 maps, per image: lut[k] = round(float32(255 / (total - h[first])) *
+    (cumulative count after the first occupied bin)), 0 at the first occupied bin; a one-level image stays."""
+    count = gray.shape[0]
+    flat = gray.reshape(count, -1).long()
+    total = flat.shape[1]
+    hist = torch.zeros(count, 256, dtype=torch.long, device=gray.device)
+    hist.scatter_add_(1, flat, torch.ones_like(flat))
+    first = (hist > 0).long().argmax(1, keepdim=True)
+    first_count = hist.gather(1, first)
+    cumulative = hist.cumsum(1) - first_count
+    denominator = (total - first_count).clamp(min=1).float()
+    scale = torch.tensor(255.0, dtype=torch.float32, device=gray.device) / denominator
+    lut = (cumulative.float() * scale).round().clamp(0, 255).long()
+    levels = torch.arange(256, device=gray.device)[None]
+    lut = torch.where(levels <= first, 0, lut)
+    lut = torch.where(first_count == total, first.expand(-1, 256), lut)
+    return lut.gather(1, flat).reshape(gray.shape)
+
+
+def _box3x3_float(maps: torch.Tensor) -> torch.Tensor:
+    """cv2.blur(float32 map, (3, 3)): the float64 sum of the 3x3 window (reflect-101) times 1/9, to float32."""
+    padded = F.pad(maps[:, None].double(), (1, 1, 1, 1), mode="reflect")
+    return (F.avg_pool2d(padded, 3, stride=1, divisor_override=1)[:, 0] * (1.0 / 9)).float()
+
+
+def _box3x3_uint8(maps: torch.Tensor) -> torch.Tensor:
+    """cv2.blur(uint8 map, (3, 3)): the window sum (reflect-101) divided by 9, rounded half up."""
+    window_sum = _correlate3x3(maps, torch.ones(3, 3, dtype=torch.float64), "reflect").round().long()
+    return torch.div(2 * window_sum + 9, 18, rounding_mode="floor")
+
+
+def water_mask(liquid_uint8: torch.Tensor) -> torch.Tensor:
+    """The reference's water shading before normalisation, liquid_layer * dist, as float32 (N, H, W).
+
+    dist: 255 - Canny edges, its chamfer distance to the edges truncated at 20, a 3x3 blur cast to uint8
+    (truncation), equalizeHist, filter2D with [[-2, -1, 0], [-1, 1, 1], [0, 1, 2]] saturated to uint8, and a
+    3x3 blur of that uint8 map.
+    """
+    edges = canny(liquid_uint8, *CANNY_THRESHOLDS)
+    distance = truncated_chamfer_distance(edges, DISTANCE_CAP)
+    distance = _box3x3_float(distance).floor().long()
+    distance = equalize_hist(distance)
+    distance = _correlate3x3(distance, _WATER_KERNEL, "reflect").round().clamp(0, 255).long()
+    distance = _box3x3_uint8(distance).float()
+    return liquid_uint8.float() * distance
+
+
+@register_corruption("spatter")
+def spatter(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Spatter: a blurred, thresholded normal liquid layer, added as water (severities with mode 0) or blended in
+    as mud (mode 1), as the reference's `spatter`.
+
+    Water: m = c4 * mask / max(mask) per image with `water_mask`, and x + m * pale turquoise, clipped. A mask that
+    is zero everywhere (no liquid) adds nothing, where the reference would divide by zero. Mud: the liquid's
+    support blurred with sigma c4 and zeroed below 0.8, and x * (1 - m) + m * brown, clipped.
+    """
+    mean, std, sigma, threshold, strength, mode = SPATTER[profile][severity - 1]
+    height, width = images.shape[-2:]
+    device = images.device
+    liquid = normal(seed, sample_ids, "spatter/liquid", (height, width), torch.float64) * std + mean
+    kernel = gaussian_kernel1d(sigma, int(4.0 * sigma + 0.5))
+    along_width = replicate_blur_matrix(kernel, width).to(device)
+    along_height = replicate_blur_matrix(kernel, height).to(device)
+    liquid = along_height @ liquid @ along_width.T
+    liquid = torch.where(liquid < threshold, 0.0, liquid)
+    x = images
+    if mode == 0:
+        # (liquid * 255).astype(np.uint8): truncation, wrapping modulo 256 as NumPy's cast does above 255.
+        liquid_uint8 = (liquid * 255).long() & 255
+        mask = water_mask(liquid_uint8)
+        peak = mask.amax((1, 2), keepdim=True)
+        mask = mask / torch.where(peak > 0, peak, torch.ones_like(peak))
+        mask = mask * torch.tensor(strength, dtype=torch.float32, device=device)
+        color = torch.tensor(WATER_COLOR, dtype=torch.float32, device=device)[None, :, None, None]
+        out = x + (mask[:, None] * color).to(x.dtype)
+    else:
+        support = (liquid > threshold).double()
+        kernel = gaussian_kernel1d(strength, int(4.0 * strength + 0.5))
+        along_width = replicate_blur_matrix(kernel, width).to(device)
+        along_height = replicate_blur_matrix(kernel, height).to(device)
+        mask = (along_height @ support @ along_width.T).float()
+        mask = torch.where(mask < 0.8, 0.0, mask)[:, None]
+        color = torch.tensor(MUD_COLOR, dtype=torch.float64, device=device)[None, :, None, None]
+        out = (x * (1 - mask).to(x.dtype)).double() + color * mask
+    return out.clamp(0.0, 1.0).to(images.dtype)
