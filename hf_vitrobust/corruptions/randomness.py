@@ -4,11 +4,12 @@
 Random corruptions must give a sample the same corruption whatever the batch size, the batch order, the device or
 the number of processes. A stateful generator cannot do that for a batch without a loop over images. Here every
 random number is a pure function of (seed, sample id, stream name, element index): a 32-bit integer hash
-(Wellons' "lowbias32", applied in a keyed cascade) evaluated elementwise on int64 tensors, so a whole batch draws
-its numbers in one vectorised pass, on the CPU and on CUDA alike, with identical results on both.
+(Wellons' "lowbias32", applied in a keyed cascade) evaluated elementwise, so a whole batch draws its numbers in
+one vectorised pass, with identical bits on the CPU and on CUDA.
 
-All arithmetic stays below 2**49 in int64 (32-bit products are split into 16-bit halves), so nothing relies on
-signed-overflow wrapping.
+The hash runs on int32 tensors holding 32-bit patterns: multiplication wraps modulo 2**32 (two's complement, on
+every backend torch supports) and right shifts are made logical by masking. `hash32` is checked bit for bit
+against a plain-Python reference in the tests.
 """
 
 import hashlib
@@ -16,21 +17,37 @@ import hashlib
 import torch
 
 _MASK32 = 0xFFFFFFFF
+# lowbias32's multipliers, the second written as the signed int32 with the same bits.
+_MULTIPLIER_1 = 0x7FEB352D
+_MULTIPLIER_2 = 0x846CA68B - (1 << 32)
 
 
-def _mul32(x: torch.Tensor, constant: int) -> torch.Tensor:
-    """(x * constant) mod 2**32 for x in [0, 2**32), without int64 overflow."""
-    low, high = constant & 0xFFFF, constant >> 16
-    return (x * low + (((x * high) & 0xFFFF) << 16)) & _MASK32
+def _shift_right(x: torch.Tensor, bits: int) -> torch.Tensor:
+    """Logical right shift of int32 bit patterns."""
+    return (x >> bits) & ((1 << (32 - bits)) - 1)
+
+
+def _hash_int32(x: torch.Tensor) -> torch.Tensor:
+    x = x ^ _shift_right(x, 16)
+    x = x * _MULTIPLIER_1
+    x = x ^ _shift_right(x, 15)
+    x = x * _MULTIPLIER_2
+    return x ^ _shift_right(x, 16)
+
+
+def _to_int32(x: torch.Tensor) -> torch.Tensor:
+    """int64 values in [0, 2**32) -> int32 tensors with the same low 32 bits."""
+    return torch.where(x >= 1 << 31, x - (1 << 32), x).to(torch.int32)
+
+
+def _to_unsigned(x: torch.Tensor) -> torch.Tensor:
+    """int32 bit patterns -> int64 values in [0, 2**32)."""
+    return x.to(torch.int64) & _MASK32
 
 
 def hash32(x: torch.Tensor) -> torch.Tensor:
     """lowbias32 (C. Wellons, "Hash Prospector"): a bijective 32-bit avalanche hash, on int64 tensors in [0, 2**32)."""
-    x = x ^ (x >> 16)
-    x = _mul32(x, 0x7FEB352D)
-    x = x ^ (x >> 15)
-    x = _mul32(x, 0x846CA68B)
-    return x ^ (x >> 16)
+    return _to_unsigned(_hash_int32(_to_int32(x)))
 
 
 def _stream_constant(stream: str) -> int:
@@ -39,7 +56,7 @@ def _stream_constant(stream: str) -> int:
 
 
 def sample_keys(seed: int, sample_ids: torch.Tensor, stream: str) -> torch.Tensor:
-    """Per-sample 32-bit keys (N,) for one stream: a hash of (seed, sample id, stream name)."""
+    """Per-sample 32-bit keys (N,), int64: a hash of (seed, sample id, stream name)."""
     if sample_ids.is_floating_point():
         raise ValueError("sample_ids must be integers.")
     ids = sample_ids.to(torch.int64)
@@ -50,18 +67,41 @@ def sample_keys(seed: int, sample_ids: torch.Tensor, stream: str) -> torch.Tenso
 
 
 def _bits(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
-    return hash32(hash32(counters ^ keys) ^ (keys >> 7) ^ 0x5BD1E995)
+    """int32 bit patterns of element `counters` (int32) in the streams of `keys` (int32), broadcast together."""
+    return _hash_int32(_hash_int32(counters ^ keys) ^ _shift_right(keys, 7) ^ 0x5BD1E995)
 
 
-def random_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
-    """Uniform 32-bit integers, int64 tensor of shape (N, *shape): element j of sample i depends only on
-    (seed, sample_ids[i], stream, j)."""
-    keys = sample_keys(seed, sample_ids, stream).view(-1, *([1] * len(shape)))
+def _stream_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
+    keys = _to_int32(sample_keys(seed, sample_ids, stream)).view(-1, *([1] * len(shape)))
     numel = 1
     for size in shape:
         numel *= size
-    counters = torch.arange(numel, device=sample_ids.device, dtype=torch.int64).view(shape)
+    counters = torch.arange(numel, device=sample_ids.device, dtype=torch.int32).view(shape)
     return _bits(keys, counters)
+
+
+def _bits_to_uniform(bits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Open-interval uniforms: all 32 bits in float64, the top 24 (a float32 mantissa) otherwise."""
+    if dtype == torch.float64:
+        return (_to_unsigned(bits).to(torch.float64) + 0.5) / 2.0**32
+    return ((_shift_right(bits, 8).to(torch.float32) + 0.5) / 2.0**24).to(dtype)
+
+
+def random_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
+    """Uniform 32-bit integers in [0, 2**32), int64 tensor of shape (N, *shape): element j of sample i depends only
+    on (seed, sample_ids[i], stream, j)."""
+    return _to_unsigned(_stream_bits(seed, sample_ids, stream, shape))
+
+
+def uniform(
+    seed: int,
+    sample_ids: torch.Tensor,
+    stream: str,
+    shape: tuple[int, ...],
+    dtype: torch.dtype = torch.float32,
+) -> torch.Tensor:
+    """Uniform numbers in the open interval (0, 1), shape (N, *shape)."""
+    return _bits_to_uniform(_stream_bits(seed, sample_ids, stream, shape), dtype)
 
 
 def uniform_at(
@@ -74,20 +114,8 @@ def uniform_at(
 ) -> torch.Tensor:
     """The numbers `uniform(seed, sample_ids, stream, shape)` holds at (sample_index, flat element_index), drawn
     for those elements only: for algorithms that keep working on a shrinking subset (rejection sampling)."""
-    keys = sample_keys(seed, sample_ids, stream)[sample_index]
-    return ((_bits(keys, element_index).to(torch.float64) + 0.5) / 2.0**32).to(dtype)
-
-
-def uniform(
-    seed: int,
-    sample_ids: torch.Tensor,
-    stream: str,
-    shape: tuple[int, ...],
-    dtype: torch.dtype = torch.float32,
-) -> torch.Tensor:
-    """Uniform numbers in the open interval (0, 1), shape (N, *shape)."""
-    bits = random_bits(seed, sample_ids, stream, shape)
-    return ((bits.to(torch.float64) + 0.5) / 2.0**32).to(dtype)
+    keys = _to_int32(sample_keys(seed, sample_ids, stream))[sample_index]
+    return _bits_to_uniform(_bits(keys, element_index.to(torch.int32)), dtype)
 
 
 def normal(
@@ -97,10 +125,19 @@ def normal(
     shape: tuple[int, ...],
     dtype: torch.dtype = torch.float32,
 ) -> torch.Tensor:
-    """Standard normal numbers, shape (N, *shape), by the Box-Muller transform of two uniform streams."""
-    u1 = uniform(seed, sample_ids, stream + "/box-muller-radius", shape, torch.float64)
-    u2 = uniform(seed, sample_ids, stream + "/box-muller-angle", shape, torch.float64)
-    return (torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * torch.pi * u2)).to(dtype)
+    """Standard normal numbers, shape (N, *shape), by the Box-Muller transform; each pair of uniforms (one from a
+    radius stream, one from an angle stream) gives two normals, for elements 2k and 2k + 1."""
+    numel = 1
+    for size in shape:
+        numel *= size
+    pairs = (numel + 1) // 2
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    radius = torch.sqrt(
+        -2.0 * torch.log(uniform(seed, sample_ids, stream + "/box-muller-radius", (pairs,), work))
+    )
+    angle = (2.0 * torch.pi) * uniform(seed, sample_ids, stream + "/box-muller-angle", (pairs,), work)
+    normals = torch.stack((radius * torch.cos(angle), radius * torch.sin(angle)), dim=-1).flatten(1)
+    return normals[:, :numel].reshape(-1, *shape).to(dtype)
 
 
 __all__ = ["hash32", "normal", "random_bits", "sample_keys", "uniform", "uniform_at"]
