@@ -8,6 +8,7 @@ failures are errors, never skips: fidelity tests must not pass silently without 
 import numpy as np
 import skimage.filters
 import torch
+import torch.nn.functional as F
 
 _original_gaussian = skimage.filters.gaussian
 
@@ -72,3 +73,22 @@ def assert_statistics_match(
     assert abs(ours_mean[1] - ref_mean[1]) <= tolerance[1], (
         f"mean PSNR {ours_mean[1]:.2f} dB vs reference {ref_mean[1]:.2f} dB (tolerance {tolerance[1]:.2f})"
     )
+
+
+def photo(image: np.ndarray, size: tuple[int, int]) -> torch.Tensor:
+    """A (1, 3, H, W) uint8 photo, resized with antialiasing."""
+    tensor = torch.from_numpy(np.ascontiguousarray(image[..., :3])).permute(2, 0, 1)[None].double()
+    resized = F.interpolate(tensor, size=size, mode="bilinear", antialias=True, align_corners=False)
+    return resized.round().clamp(0, 255).to(torch.uint8)
+
+
+def difference(ours: torch.Tensor, reference: torch.Tensor) -> tuple[float, int]:
+    """Mean and max absolute difference of two uint8 batches, on the 0-255 scale."""
+    assert ours.shape == reference.shape and ours.dtype == reference.dtype == torch.uint8
+    difference = (ours.int() - reference.int()).abs()
+    return difference.float().mean().item(), int(difference.max())
+
+
+def to_uint8(images: torch.Tensor) -> torch.Tensor:
+    """Float [0, 1] images -> uint8, truncated as the reference's `np.uint8(x * 255)`."""
+    return (images.clamp(0, 1) * 255).floor().to(torch.uint8)

@@ -13,8 +13,9 @@ import pytest
 import skimage.data
 import skimage.filters
 import torch
-import torch.nn.functional as F
+from reference_corruptions import difference as _difference
 from reference_corruptions import imagecorruptions, reference_corrupt
+from reference_corruptions import photo as _photo
 
 from hf_vitrobust.corruptions import blur, corrupt
 
@@ -22,38 +23,10 @@ BLURS = ("gaussian_blur", "defocus_blur", "zoom_blur")
 SEVERITIES = (1, 2, 3, 4, 5)
 
 
-def _photo(image: np.ndarray, size: tuple[int, int]) -> torch.Tensor:
-    """A (1, 3, H, W) uint8 photo, resized with antialiasing."""
-    tensor = torch.from_numpy(np.ascontiguousarray(image[..., :3])).permute(2, 0, 1)[None].double()
-    resized = F.interpolate(tensor, size=size, mode="bilinear", antialias=True, align_corners=False)
-    return resized.round().clamp(0, 255).to(torch.uint8)
-
-
-@pytest.fixture(scope="module")
-def photos() -> torch.Tensor:
-    """Three natural 224x224 photos."""
-    images = (skimage.data.astronaut(), skimage.data.chelsea(), skimage.data.coffee())
-    return torch.cat([_photo(image, (224, 224)) for image in images])
-
-
 @pytest.fixture(scope="module")
 def wide_photo() -> torch.Tensor:
     """A natural non-square photo, 200x256."""
     return _photo(skimage.data.rocket(), (200, 256))
-
-
-@pytest.fixture(scope="module")
-def tiny_photos() -> torch.Tensor:
-    """Three natural photos at CIFAR's 32x32."""
-    images = (skimage.data.astronaut(), skimage.data.chelsea(), skimage.data.rocket())
-    return torch.cat([_photo(image, (32, 32)) for image in images])
-
-
-def _difference(ours: torch.Tensor, reference: torch.Tensor) -> tuple[float, int]:
-    """Mean and max absolute difference of two uint8 batches, on the 0-255 scale."""
-    assert ours.shape == reference.shape and ours.dtype == reference.dtype == torch.uint8
-    difference = (ours.int() - reference.int()).abs()
-    return difference.float().mean().item(), int(difference.max())
 
 
 def test_reference_is_importable():

@@ -11,15 +11,14 @@ import cv2
 import imagecorruptions.corruptions as reference_module
 import numpy as np
 import pytest
-import skimage.data
 import torch
-import torch.nn.functional as F
 from reference_corruptions import (
     assert_statistics_match,
     mean_ssim_psnr,
     reference_corrupt,
     reference_statistics,
 )
+from reference_corruptions import difference as _difference
 from skimage.filters import gaussian
 
 import hf_vitrobust.corruptions.spatter as spatter_module
@@ -28,27 +27,6 @@ from hf_vitrobust.corruptions.randomness import normal
 
 SEVERITIES = (1, 2, 3, 4, 5)
 WATER_KERNEL = np.array([[-2, -1, 0], [-1, 1, 1], [0, 1, 2]])
-
-
-def _photo(image: np.ndarray, size: tuple[int, int]) -> torch.Tensor:
-    """A (1, 3, H, W) uint8 photo, resized with antialiasing."""
-    tensor = torch.from_numpy(np.ascontiguousarray(image[..., :3])).permute(2, 0, 1)[None].double()
-    resized = F.interpolate(tensor, size=size, mode="bilinear", antialias=True, align_corners=False)
-    return resized.round().clamp(0, 255).to(torch.uint8)
-
-
-@pytest.fixture(scope="module")
-def photos() -> torch.Tensor:
-    """Three natural 224x224 photos."""
-    images = (skimage.data.astronaut(), skimage.data.chelsea(), skimage.data.coffee())
-    return torch.cat([_photo(image, (224, 224)) for image in images])
-
-
-@pytest.fixture(scope="module")
-def tiny_photos() -> torch.Tensor:
-    """Three natural photos at CIFAR's 32x32."""
-    images = (skimage.data.astronaut(), skimage.data.chelsea(), skimage.data.rocket())
-    return torch.cat([_photo(image, (32, 32)) for image in images])
 
 
 def _liquid_layers(count: int) -> list[np.ndarray]:
@@ -62,13 +40,6 @@ def _liquid_layers(count: int) -> list[np.ndarray]:
         layer[layer < 0.68] = 0
         layers.append((layer * 255).astype(np.uint8))
     return layers
-
-
-def _difference(ours: torch.Tensor, reference: torch.Tensor) -> tuple[float, int]:
-    """Mean and max absolute difference of two uint8 batches, on the 0-255 scale."""
-    assert ours.shape == reference.shape and ours.dtype == reference.dtype == torch.uint8
-    difference = (ours.int() - reference.int()).abs()
-    return difference.float().mean().item(), int(difference.max())
 
 
 # ---------------------------------------------------------------------------------------------------------------
