@@ -13,6 +13,7 @@ against a plain-Python reference in the tests.
 """
 
 import hashlib
+import math
 
 import torch
 
@@ -73,9 +74,7 @@ def _bits(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
 
 def _stream_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
     keys = _to_int32(sample_keys(seed, sample_ids, stream)).view(-1, *([1] * len(shape)))
-    numel = 1
-    for size in shape:
-        numel *= size
+    numel = math.prod(shape)
     counters = torch.arange(numel, device=sample_ids.device, dtype=torch.int32).view(shape)
     return _bits(keys, counters)
 
@@ -127,9 +126,7 @@ def normal(
 ) -> torch.Tensor:
     """Standard normal numbers, shape (N, *shape), by the Box-Muller transform; each pair of uniforms (one from a
     radius stream, one from an angle stream) gives two normals, for elements 2k and 2k + 1."""
-    numel = 1
-    for size in shape:
-        numel *= size
+    numel = math.prod(shape)
     pairs = (numel + 1) // 2
     work = torch.float64 if dtype == torch.float64 else torch.float32
     radius = torch.sqrt(
