@@ -116,6 +116,8 @@ def corrupt(
 
     `seed` and `sample_ids` (one id per image, default 0..N-1) determine the randomness of random corruptions per
     image, so that a sample's corruption never depends on batch size, batch order or the number of processes.
+    When corrupting a data set batch by batch, pass each image's index in the data set as its sample id: with the
+    default, every batch would get the same noise patterns.
     `profile` picks the parameter tables ("imagenet" or "cifar"; default by image size, see `resolve_profile`).
     """
     corruption = get_corruption(name)
