@@ -1,4 +1,4 @@
-"""Image corruptions: ImageNet-C (Hendrycks & Dietterich, ICLR 2019), batched on tensors, CPU and CUDA alike.
+"""Image corruptions: ImageNet-C and ImageNet-P (Hendrycks & Dietterich, ICLR 2019), batched on tensors.
 
 Corruptions are image operations: this package imports no model code.
 """
@@ -7,6 +7,15 @@ Corruptions are image operations: this package imports no model code.
 from . import blur, color, digital, geometric, motion_glass, noise, snow, spatter, weather  # noqa: F401
 from .base import PROFILES, SEVERITIES, corrupt, get_corruption, register_corruption, registered_corruptions
 from .export import corrupt_image_folder
+from .perturbations import (
+    FRAME_COUNTS,
+    NOISE_LEVELS,
+    PERTURBATIONS,
+    TEST_PERTURBATIONS,
+    VALIDATION_PERTURBATIONS,
+    frame_parameters,
+    perturbation_sequence,
+)
 
 # The reference's names and order (imagecorruptions `corruption_tuple`): the 15 of ImageNet-C, then the 4 extras
 # that Hendrycks & Dietterich hold out for validation.
@@ -23,12 +32,19 @@ CORRUPTIONS = tuple(
 __all__ = [
     "CORRUPTIONS",
     "EXTRA_CORRUPTIONS",
+    "FRAME_COUNTS",
+    "NOISE_LEVELS",
+    "PERTURBATIONS",
     "PROFILES",
     "SEVERITIES",
     "STANDARD_CORRUPTIONS",
+    "TEST_PERTURBATIONS",
+    "VALIDATION_PERTURBATIONS",
     "corrupt",
     "corrupt_image_folder",
+    "frame_parameters",
     "get_corruption",
+    "perturbation_sequence",
     "register_corruption",
     "registered_corruptions",
 ]
