@@ -166,7 +166,7 @@ def _clipped_zoom_axis(size: int, zoom: float, device: torch.device) -> tuple[to
     return (lower.long() + start), weight
 
 
-def _lerp_along(images: torch.Tensor, dim: int, lower: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+def lerp_along(images: torch.Tensor, dim: int, lower: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """Linear interpolation of `images` along `dim` between indices `lower` and `lower + 1`."""
     upper = (lower + 1).clamp(max=images.shape[dim] - 1)
     shape = [1] * images.ndim
@@ -191,5 +191,5 @@ def zoom_blur(
     for zoom in factors:
         rows = _clipped_zoom_axis(height, zoom, images.device)
         cols = _clipped_zoom_axis(width, zoom, images.device)
-        total += _lerp_along(_lerp_along(images, -2, *rows), -1, *cols)
+        total += lerp_along(lerp_along(images, -2, *rows), -1, *cols)
     return (total / (len(factors) + 1)).clamp(0.0, 1.0)

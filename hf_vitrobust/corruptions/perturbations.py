@@ -40,12 +40,12 @@ import torchvision.transforms.v2.functional as TF
 from torchvision.transforms import InterpolationMode
 
 from .base import check_images, from_unit_float, to_unit_float
-from .blur import _lerp_along, gaussian_kernel1d, replicate_blur_matrix
+from .blur import gaussian_kernel1d, lerp_along, replicate_blur_matrix
 from .color import hsv_to_rgb, rgb_to_hsv
 from .motion_glass import motion_blur_with_angles
 from .noise import sample_poisson
 from .randomness import normal
-from .snow import _GREY_WEIGHTS, _zoom_axis
+from .snow import GREY_WEIGHTS, zoom_axis
 from .spatter import WATER_COLOR, water_mask
 
 # ImageNet-P/test.py's `--perturbation` choices; the README names the validation sequences (spatter is one).
@@ -227,8 +227,8 @@ def _snow_layer(seed: int, sample_ids: torch.Tensor, size: int, device: torch.de
     loc, scale, zoom, threshold = SNOW_LAYER
     draws = normal(seed, sample_ids, "snow/sequence-layer", (size, size), torch.float64).to(device)
     layer = (draws * scale + loc)[:, None]
-    layer = _lerp_along(layer, -2, *_zoom_axis(size, zoom, True, device))
-    layer = _lerp_along(layer, -1, *_zoom_axis(size, zoom, True, device))
+    layer = lerp_along(layer, -2, *zoom_axis(size, zoom, True, device))
+    layer = lerp_along(layer, -1, *zoom_axis(size, zoom, True, device))
     layer = torch.where(layer < threshold, 0.0, layer).clamp(0.0, 1.0)
     return torch.floor(layer * 255.0) / 255.0
 
@@ -323,7 +323,7 @@ def perturbation_sequence(
     elif name == "snow":
         layer = _snow_layer(seed, ids, crop, x.device)
         red, green, blue = crops.unbind(1)
-        grey = (_GREY_WEIGHTS[0] * red + _GREY_WEIGHTS[1] * green + _GREY_WEIGHTS[2] * blue)[:, None]
+        grey = (GREY_WEIGHTS[0] * red + GREY_WEIGHTS[1] * green + GREY_WEIGHTS[2] * blue)[:, None]
         base = SNOW_BLEND * crops + (1 - SNOW_BLEND) * torch.maximum(crops, grey * 1.5 + 0.5)
         radius, sigma = SNOW_BLUR
         frames = []

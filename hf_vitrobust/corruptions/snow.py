@@ -19,7 +19,7 @@ import math
 import torch
 
 from .base import register_corruption
-from .blur import _lerp_along
+from .blur import lerp_along
 from .motion_glass import motion_blur_with_angles
 from .randomness import normal, uniform
 
@@ -43,10 +43,10 @@ SNOW_PARAMS: dict[str, tuple[tuple[float, float, float, float, int, int, float],
 }
 
 # cv2.cvtColor(COLOR_RGB2GRAY) weights of red, green and blue.
-_GREY_WEIGHTS = (0.299, 0.587, 0.114)
+GREY_WEIGHTS = (0.299, 0.587, 0.114)
 
 
-def _zoom_axis(
+def zoom_axis(
     size: int, zoom: float, centred_trim: bool, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Lower source index and weight per output index along one axis of the reference's `clipped_zoom`.
@@ -94,8 +94,8 @@ def snow_with_draws(
     device = images.device
     cifar = profile == "cifar"
     layer = (noise.to(device, torch.float64) * scale + loc)[:, None]  # (N, 1, H, W), float64 as NumPy's draws
-    layer = _lerp_along(layer, -2, *_zoom_axis(height, zoom, cifar, device))
-    layer = _lerp_along(layer, -1, *_zoom_axis(width, zoom, cifar, device))
+    layer = lerp_along(layer, -2, *zoom_axis(height, zoom, cifar, device))
+    layer = lerp_along(layer, -1, *zoom_axis(width, zoom, cifar, device))
     layer = torch.where(layer < threshold, 0.0, layer).clamp(0.0, 1.0)
     if cifar:  # make_cifar_c.py hands the layer to ImageMagick as an 8-bit PNG: np.uint8(layer * 255)
         layer = torch.floor(layer * 255.0) / 255.0
@@ -104,7 +104,7 @@ def snow_with_draws(
 
     x = images
     red, green, blue = x.unbind(1)
-    grey = (_GREY_WEIGHTS[0] * red + _GREY_WEIGHTS[1] * green + _GREY_WEIGHTS[2] * blue)[:, None]
+    grey = (GREY_WEIGHTS[0] * red + GREY_WEIGHTS[1] * green + GREY_WEIGHTS[2] * blue)[:, None]
     x = blend * x + (1 - blend) * torch.maximum(x, grey * 1.5 + 0.5)
     out = x.double() + layer + layer.flip(-2, -1)  # the reference adds the float64 layer to the float32 image
     return out.clamp(0.0, 1.0).to(images.dtype)
