@@ -1,8 +1,13 @@
 """`corrupt`: validation before any work, dtype handling, profiles, and the registry."""
 
+import ast
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
+import hf_vitrobust.corruptions as corruptions_package
 from hf_vitrobust.corruptions import (
     CORRUPTIONS,
     EXTRA_CORRUPTIONS,
@@ -88,3 +93,33 @@ def test_all_nineteen_corruptions_in_the_reference_order():
     assert (
         CORRUPTIONS[:3] == ("gaussian_noise", "shot_noise", "impulse_noise") and CORRUPTIONS[-1] == "saturate"
     )
+
+
+CORRUPTION_MODULES = sorted(
+    p.stem for p in Path(corruptions_package.__file__).parent.glob("*.py") if p.stem != "__init__"
+)
+# Host-side by design: file I/O (export), PIL's codec and resampling tables (digital), the frost photographs (weather).
+HOST_MODULES = {"export", "digital", "weather"}
+# NumPy only for parameter tables computed once on the host (np.arange's rounding of zoom factors, PIL's weights).
+NUMPY_MODULES = {"blur", "digital", "weather"}
+
+
+@pytest.mark.parametrize("module", CORRUPTION_MODULES)
+def test_corruption_code_needs_no_reference_package_and_stays_on_the_device(module):
+    """Corruptions are tensor operations: torch and torchvision (plus the host-side exceptions above), never the
+    reference packages or their dependencies, and no host round trips outside the host-side modules."""
+    source = (Path(corruptions_package.__file__).parent / f"{module}.py").read_text()
+    allowed = {"torch", "torchvision"} | set(sys.stdlib_module_names)
+    allowed |= {"numpy"} if module in NUMPY_MODULES else set()
+    allowed |= {"PIL", "datasets"} if module in HOST_MODULES else set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            roots = [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            roots = [node.module.split(".")[0]]
+        else:
+            continue
+        assert set(roots) <= allowed, f"{module} imports {roots}"
+    if module not in HOST_MODULES:
+        for forbidden in (".cpu()", ".numpy()", ".item()"):
+            assert forbidden not in source, forbidden
