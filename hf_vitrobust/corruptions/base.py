@@ -89,6 +89,20 @@ def check_severity(severity: int) -> None:
         raise ValueError(f"severity must be an integer from 1 to 5, got {severity!r}.")
 
 
+def check_sample_ids(
+    seed: int, sample_ids: Sequence[int] | torch.Tensor | None, images: torch.Tensor
+) -> torch.Tensor:
+    """Validate `seed` and `sample_ids` (default 0..N-1); return the ids as int64 on the images' device."""
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"seed must be an int, got {seed!r}.")
+    ids = torch.arange(images.shape[0]) if sample_ids is None else torch.as_tensor(sample_ids)
+    if ids.ndim != 1 or len(ids) != images.shape[0] or ids.is_floating_point():
+        raise ValueError(
+            f"sample_ids must be {images.shape[0]} integers, one per image, got shape {tuple(ids.shape)}."
+        )
+    return ids.to(images.device, torch.int64)
+
+
 def to_unit_float(images: torch.Tensor) -> torch.Tensor:
     """uint8 0-255 -> float32 0-1; float input is used as is (float32 at least)."""
     if images.dtype == torch.uint8:
@@ -123,15 +137,7 @@ def corrupt(
     corruption = get_corruption(name)
     check_severity(severity)
     check_images(images, corruption.min_size, name)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValueError(f"seed must be an int, got {seed!r}.")
-    ids = torch.arange(images.shape[0]) if sample_ids is None else torch.as_tensor(sample_ids)
-    if ids.ndim != 1 or len(ids) != images.shape[0] or ids.is_floating_point():
-        raise ValueError(
-            f"sample_ids must be {images.shape[0]} integers, one per image, got shape {tuple(ids.shape)}."
-        )
+    ids = check_sample_ids(seed, sample_ids, images)
     chosen = resolve_profile(profile, *images.shape[-2:])
-    corrupted = corruption.fn(
-        to_unit_float(images), severity, chosen, seed, ids.to(images.device, torch.int64)
-    )
+    corrupted = corruption.fn(to_unit_float(images), severity, chosen, seed, ids)
     return from_unit_float(corrupted, images)

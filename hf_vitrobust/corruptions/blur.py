@@ -146,13 +146,17 @@ def zoom_factors(profile: str, severity: int) -> list[float]:
     return np.arange(*ZOOM_BLUR_RANGES[profile][severity - 1]).tolist()
 
 
-def _clipped_zoom_axis(size: int, zoom: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def clipped_zoom_axis(
+    size: int, zoom: float, device: torch.device, trim: str = "first"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Per output index along one axis of the reference's `clipped_zoom`: the lower source index and its weight.
 
-    The reference crops ceil(size / zoom) centred pixels, starting at (size - crop) // 2, zooms them with
-    scipy.ndimage.zoom(order=1) to round(crop * zoom) pixels, and keeps the first `size`. scipy (grid_mode=False)
-    maps output index i to crop coordinate i * (crop - 1) / (out - 1) and interpolates linearly. (make_cifar_c.py
-    trims the zoomed crop centred instead; for zoom < 1.5 it exceeds `size` by at most one pixel, so the same.)
+    The references crop ceil(size / zoom) centred pixels, starting at (size - crop) // 2, and zoom them with
+    scipy.ndimage.zoom(order=1) to round(crop * zoom) pixels: output index i reads crop coordinate
+    i * (crop - 1) / (out - 1) (scipy, grid_mode=False), linearly interpolated. They keep different outputs:
+    `trim="first"` the first `size` (imagecorruptions' zoom_blur), `"centred"` `size` pixels starting at
+    (out - size) // 2 (make_cifar_c.py), `"none"` all `out` (imagecorruptions' snow, which crops after its blur).
+    For zoom < 1.5 the zoomed crop exceeds `size` by at most one pixel, so "first" and "centred" agree.
     """
     crop = math.ceil(size / float(zoom))
     start = (size - crop) // 2
@@ -160,10 +164,10 @@ def _clipped_zoom_axis(size: int, zoom: float, device: torch.device) -> tuple[to
     if out < size:
         raise ValueError(f"zoom factor {zoom} leaves {out} < {size} pixels; the reference needs zoom >= 1.")
     step = (crop - 1) / (out - 1) if out > 1 else 1.0
-    coords = torch.arange(size, dtype=torch.float64, device=device) * step
+    first, count = {"first": (0, size), "centred": ((out - size) // 2, size), "none": (0, out)}[trim]
+    coords = torch.arange(first, first + count, dtype=torch.float64, device=device) * step
     lower = coords.floor().clamp(max=max(crop - 2, 0))
-    weight = coords - lower
-    return (lower.long() + start), weight
+    return lower.long() + start, coords - lower
 
 
 def lerp_along(images: torch.Tensor, dim: int, lower: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -189,7 +193,7 @@ def zoom_blur(
     factors = zoom_factors(profile, severity)
     total = images.clone()
     for zoom in factors:
-        rows = _clipped_zoom_axis(height, zoom, images.device)
-        cols = _clipped_zoom_axis(width, zoom, images.device)
+        rows = clipped_zoom_axis(height, zoom, images.device)
+        cols = clipped_zoom_axis(width, zoom, images.device)
         total += lerp_along(lerp_along(images, -2, *rows), -1, *cols)
     return (total / (len(factors) + 1)).clamp(0.0, 1.0)

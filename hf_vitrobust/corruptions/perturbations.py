@@ -39,13 +39,13 @@ import torch
 import torchvision.transforms.v2.functional as TF
 from torchvision.transforms import InterpolationMode
 
-from .base import check_images, from_unit_float, to_unit_float
-from .blur import gaussian_kernel1d, lerp_along, replicate_blur_matrix
+from .base import check_images, check_sample_ids, from_unit_float, to_unit_float
+from .blur import clipped_zoom_axis, gaussian_kernel1d, lerp_along, replicate_blur_matrix
 from .color import hsv_to_rgb, rgb_to_hsv
 from .motion_glass import motion_blur_with_angles
 from .noise import sample_poisson
 from .randomness import normal
-from .snow import GREY_WEIGHTS, zoom_axis
+from .snow import GREY_WEIGHTS
 from .spatter import WATER_COLOR, water_mask
 
 # ImageNet-P/test.py's `--perturbation` choices; the README names the validation sequences (spatter is one).
@@ -227,8 +227,8 @@ def _snow_layer(seed: int, sample_ids: torch.Tensor, size: int, device: torch.de
     loc, scale, zoom, threshold = SNOW_LAYER
     draws = normal(seed, sample_ids, "snow/sequence-layer", (size, size), torch.float64).to(device)
     layer = (draws * scale + loc)[:, None]
-    layer = lerp_along(layer, -2, *zoom_axis(size, zoom, True, device))
-    layer = lerp_along(layer, -1, *zoom_axis(size, zoom, True, device))
+    layer = lerp_along(layer, -2, *clipped_zoom_axis(size, zoom, device, "centred"))
+    layer = lerp_along(layer, -1, *clipped_zoom_axis(size, zoom, device, "centred"))
     layer = torch.where(layer < threshold, 0.0, layer).clamp(0.0, 1.0)
     return torch.floor(layer * 255.0) / 255.0
 
@@ -285,14 +285,7 @@ def perturbation_sequence(
     _check_name(name)
     _check_difficulty(name, difficulty)
     check_images(images, crop, f"perturbation {name!r} with crop {crop}")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValueError(f"seed must be an int, got {seed!r}.")
-    ids = torch.arange(images.shape[0]) if sample_ids is None else torch.as_tensor(sample_ids)
-    if ids.ndim != 1 or len(ids) != images.shape[0] or ids.is_floating_point():
-        raise ValueError(
-            f"sample_ids must be {images.shape[0]} integers, one per image, got shape {tuple(ids.shape)}."
-        )
-    ids = ids.to(images.device, torch.int64)
+    ids = check_sample_ids(seed, sample_ids, images)
     # uint8 sources are perturbed in float64, as the script's NumPy arithmetic: in float32, values that should land
     # on an 8-bit level (a brightness shift of 0, say) often fall just below it and are truncated one level down.
     x = images.double() / 255.0 if images.dtype == torch.uint8 else to_unit_float(images)

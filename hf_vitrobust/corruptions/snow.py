@@ -14,12 +14,10 @@ blur is imagecorruptions' NumPy re-implementation of ImageMagick's motion blur (
 between the same two uint8 quantisations.
 """
 
-import math
-
 import torch
 
 from .base import register_corruption
-from .blur import lerp_along
+from .blur import clipped_zoom_axis, lerp_along
 from .motion_glass import motion_blur_with_angles
 from .randomness import normal, uniform
 
@@ -44,29 +42,6 @@ SNOW_PARAMS: dict[str, tuple[tuple[float, float, float, float, int, int, float],
 
 # cv2.cvtColor(COLOR_RGB2GRAY) weights of red, green and blue.
 GREY_WEIGHTS = (0.299, 0.587, 0.114)
-
-
-def zoom_axis(
-    size: int, zoom: float, centred_trim: bool, device: torch.device
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Lower source index and weight per output index along one axis of the reference's `clipped_zoom`.
-
-    Both references crop ceil(size / zoom) centred pixels, starting at (size - crop) // 2, and zoom them with
-    scipy.ndimage.zoom(order=1) to round(crop * zoom) pixels: output index i reads crop coordinate
-    i * (crop - 1) / (out - 1), linearly interpolated. imagecorruptions keeps all `out` pixels (snow crops the
-    top-left `size` only after the motion blur, so the blur sees the whole zoomed layer); make_cifar_c.py trims
-    `size` pixels centred, starting at (out - size) // 2.
-    """
-    crop = math.ceil(size / float(zoom))
-    start = (size - crop) // 2
-    out = round(crop * zoom)
-    if out < size:
-        raise ValueError(f"zoom factor {zoom} leaves {out} < {size} pixels; the reference needs zoom >= 1.")
-    step = (crop - 1) / (out - 1) if out > 1 else 1.0
-    first, count = ((out - size) // 2, size) if centred_trim else (0, out)
-    coords = torch.arange(first, first + count, dtype=torch.float64, device=device) * step
-    lower = coords.floor().clamp(max=max(crop - 2, 0))
-    return lower.long() + start, coords - lower
 
 
 def snow_layer_noise(seed: int, sample_ids: torch.Tensor, height: int, width: int) -> torch.Tensor:
@@ -94,8 +69,8 @@ def snow_with_draws(
     device = images.device
     cifar = profile == "cifar"
     layer = (noise.to(device, torch.float64) * scale + loc)[:, None]  # (N, 1, H, W), float64 as NumPy's draws
-    layer = lerp_along(layer, -2, *zoom_axis(height, zoom, cifar, device))
-    layer = lerp_along(layer, -1, *zoom_axis(width, zoom, cifar, device))
+    layer = lerp_along(layer, -2, *clipped_zoom_axis(height, zoom, device, "centred" if cifar else "none"))
+    layer = lerp_along(layer, -1, *clipped_zoom_axis(width, zoom, device, "centred" if cifar else "none"))
     layer = torch.where(layer < threshold, 0.0, layer).clamp(0.0, 1.0)
     if cifar:  # make_cifar_c.py hands the layer to ImageMagick as an 8-bit PNG: np.uint8(layer * 255)
         layer = torch.floor(layer * 255.0) / 255.0
