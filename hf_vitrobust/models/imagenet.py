@@ -1,32 +1,34 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """The ImageNet-1k label space: 1000 WordNet ids in the standard index order, and their class names.
 
-Read offline from the class lists that timm bundles (`timm.data.ImageNetInfo`), so that every model,
-dataset and probe in this package agrees on which index is which class. Datasets on the Hub label
-ImageNet variants in different ways (integer index, wnid, 200-class subsets): map them through the wnid,
-never by position.
+Read from the table this package ships (`hf_vitrobust/assets/class_lists/imagenet_1k.tsv`, sources in
+`SOURCES.md` beside it), so that every model, dataset, metric and probe agrees on which index is which class.
+Datasets on the Hub label ImageNet variants in different ways (integer index, wnid, 200-class subsets): map
+them through the wnid, never by position.
 """
 
+import csv
 from collections.abc import Mapping
-
-from timm.data import ImageNetInfo
-
-_INFO = ImageNetInfo("imagenet-1k")
+from importlib import resources
 
 IMAGENET_NUM_CLASSES = 1000
 
-#: The 1000 ImageNet-1k WordNet ids, index i is class i (sorted wnid order, as in the ILSVRC-2012 devkit).
-IMAGENET_WNIDS: tuple[str, ...] = tuple(_INFO.label_names())
 
-#: Human-readable names, index i is class i (e.g. 285 -> "Egyptian cat", 0 -> "tench, Tinca tinca").
-IMAGENET_CLASS_NAMES: tuple[str, ...] = tuple(
-    _INFO.index_to_description(i) for i in range(len(IMAGENET_WNIDS))
-)
+def _read_table() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    table = resources.files("hf_vitrobust") / "assets" / "class_lists" / "imagenet_1k.tsv"
+    with table.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    if [int(row["index"]) for row in rows] != list(range(IMAGENET_NUM_CLASSES)):
+        raise ImportError(f"{table} must list the indices 0..999 in order.")
+    return tuple(row["wnid"] for row in rows), tuple(row["name"] for row in rows)
 
-if len(IMAGENET_WNIDS) != IMAGENET_NUM_CLASSES or len(set(IMAGENET_WNIDS)) != IMAGENET_NUM_CLASSES:
-    raise ImportError(
-        f"timm's ImageNet-1k class list has {len(IMAGENET_WNIDS)} entries, expected 1000 unique wnids."
-    )
+
+#: The 1000 ImageNet-1k WordNet ids, index i is class i (sorted wnid order, as in the ILSVRC-2012 devkit), and
+#: the human-readable names (e.g. 285 -> "Egyptian cat", 0 -> "tench, Tinca tinca").
+IMAGENET_WNIDS, IMAGENET_CLASS_NAMES = _read_table()
+
+if len(set(IMAGENET_WNIDS)) != IMAGENET_NUM_CLASSES:
+    raise ImportError("The shipped ImageNet-1k class table must hold 1000 unique wnids.")
 
 _WNID_TO_INDEX = {wnid: i for i, wnid in enumerate(IMAGENET_WNIDS)}
 
