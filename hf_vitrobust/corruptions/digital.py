@@ -8,6 +8,7 @@ the 1/255 grid, so that uint8 input gives the reference's uint8 output. Pixelate
 JPEG goes through libjpeg via torchvision, on the CPU, one encode and decode per image.
 """
 
+import warnings
 from functools import lru_cache
 
 import numpy as np
@@ -125,6 +126,10 @@ def jpeg_compression(
     """
     quality = JPEG_QUALITY[profile][severity - 1]
     levels = to_levels(images).to("cpu", torch.uint8)
-    encoded = encode_jpeg(list(levels.unbind(0)), quality=quality)
-    decoded = decode_jpeg(encoded, mode=ImageReadMode.RGB)
+    with warnings.catch_warnings():
+        # torchvision 0.29 deprecates its image codecs in favour of TorchCodec; constraints.txt pins 0.29, whose
+        # libjpeg codec is the one tested against the reference here. Revisit when the pin moves.
+        warnings.filterwarnings("ignore", message="The image decoding and encoding", category=DeprecationWarning)
+        encoded = encode_jpeg(list(levels.unbind(0)), quality=quality)
+        decoded = decode_jpeg(encoded, mode=ImageReadMode.RGB)
     return torch.stack(decoded).to(images.device, images.dtype) / 255.0
