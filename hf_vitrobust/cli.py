@@ -2,13 +2,14 @@
 """The `vitrobust` command line.
 
     vitrobust classify IMAGE... [--model SPEC] [--top-k 5] [--device cpu]
-    vitrobust corrupt SOURCE OUTPUT [--corruption NAME]... [--severity N]... [--format jpeg|parquet]
+    vitrobust corrupt SOURCE OUTPUT [--benchmark NAME] [--corruption NAME]... [--severity N]... [--format jpeg|parquet]
 
 `--model` takes every spec `load_classifier` accepts; the default is the offline builtin
 EfficientNet-Lite0 with ImageNet-1k weights.
 """
 
 import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -86,11 +87,84 @@ def _classify(args: argparse.Namespace) -> int:
     return 0
 
 
+NO_LABEL_FOLDER = "no_label"
+
+
+def _class_folder_names(benchmark) -> tuple[str, ...]:
+    """The `<class>` folder of each label of a benchmark's label space: the wnid for ImageNet-1k labels, the
+    "NN_class" folder for ImageNet-9, the class name for CIFAR (the folders `ImageFolderSource` reads back)."""
+    from .data import imagenet_9_folder_name
+    from .models.imagenet import IMAGENET_WNIDS
+
+    if benchmark.label_space == "imagenet-1k":
+        return tuple(IMAGENET_WNIDS)
+    if benchmark.label_space == "imagenet-9":
+        return tuple(imagenet_9_folder_name(k) for k in range(benchmark.num_classes))
+    return tuple(benchmark.class_names)
+
+
+def _output_file_name(sample_id: str) -> str:
+    """A file name from a sample id, unique as the id is: "train/row-000012" -> "train__row-000012.JPEG"."""
+    from .corruptions.export import IMAGE_EXTENSIONS
+
+    name = sample_id.strip("/").replace("/", "__")
+    return name if name.lower().endswith(IMAGE_EXTENSIONS) else f"{name}.JPEG"
+
+
+def _source_items(source, benchmark, resize: int | None, crop: int | None):
+    """Adapt a data `Source` to the export writer's items: class folder from the label, the file named after the
+    sample id, the corruption seeded by the stable hash of the sample id (as `GeneratedCorruptionSource` does)."""
+    from functools import partial
+
+    from .corruptions.export import ExportItem, resize_and_crop, stable_sample_index
+    from .data import NO_LABEL
+
+    folders = _class_folder_names(benchmark)
+    for sample in source.samples():
+        if sample.image.dim() != 3:
+            source.report.skip(
+                sample.sample_id, "not_an_image", "a video sequence cannot be corrupted as an image"
+            )
+            continue
+        if sample.label == NO_LABEL:
+            class_name = NO_LABEL_FOLDER
+        elif 0 <= sample.label < len(folders):
+            class_name = folders[sample.label]
+        else:
+            source.report.skip(
+                sample.sample_id, "bad_label", f"label {sample.label} is outside {benchmark.name}"
+            )
+            continue
+        yield ExportItem(
+            class_name=class_name,
+            file_name=_output_file_name(sample.sample_id),
+            relative_path=sample.sample_id,
+            sample_index=stable_sample_index(sample.sample_id),
+            image=partial(resize_and_crop, sample.image, resize, crop),
+        )
+
+
+def _is_image_folder(path: str) -> bool:
+    from .corruptions.export import list_image_folder
+
+    try:
+        list_image_folder(path)
+    except ValueError:
+        return False
+    return True
+
+
 def _corrupt(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from .corruptions import STANDARD_CORRUPTIONS, corrupt_image_folder, registered_corruptions
-    from .corruptions.export import list_image_folder
+    from .corruptions.export import (
+        IMAGENET_C_JPEG_QUALITY,
+        check_export_request,
+        list_image_folder,
+        write_corrupted_images,
+    )
+    from .data import get_benchmark, resolve_source
 
     names = args.corruption or [name for name in STANDARD_CORRUPTIONS if name in registered_corruptions()]
     unknown = [name for name in names if name not in registered_corruptions()]
@@ -98,27 +172,47 @@ def _corrupt(args: argparse.Namespace) -> int:
         raise CLIError(f"unknown corruption(s) {unknown}; available: {', '.join(registered_corruptions())}")
     severities = args.severity or [1, 2, 3, 4, 5]
     try:
-        total = len(list_image_folder(args.source)) * len(names) * len(severities)
-        with tqdm(total=total, unit="img", desc="corrupting", disable=args.quiet) as bar:
-            report = corrupt_image_folder(
-                args.source,
-                args.output,
-                names,
-                severities,
-                seed=args.seed,
-                batch_size=args.batch_size,
-                output_format=args.format,
-                resize=None if args.no_resize else 256,
-                crop=args.crop,
-                device=args.device,
-                progress=bar.update,
-            )
+        benchmark = get_benchmark(args.benchmark)
+        check_export_request(names, severities, args.batch_size, args.format, IMAGENET_C_JPEG_QUALITY)
     except ValueError as err:
         raise CLIError(str(err)) from err
+    if benchmark.task == "sequence" or benchmark.generated_from is not None:
+        raise CLIError(f"{benchmark.name} is not a clean image benchmark; corrupt its clean source instead")
+    imagenet_sized = benchmark.label_space.startswith("imagenet")
+    # CIFAR images are corrupted at 32x32, as the reference make_cifar_c.py does; ImageNet ones at the 224 crop.
+    resize = None if args.no_resize or not imagenet_sized else 256
+    crop = args.crop if args.crop is not None else (224 if imagenet_sized else None)
+    options = dict(seed=args.seed, batch_size=args.batch_size, output_format=args.format, device=args.device)
+    source = None
+    try:
+        if os.path.isdir(args.source) and _is_image_folder(args.source):
+            # A <class>/<file> folder: the class folders keep their names (they are the labels).
+            total = len(list_image_folder(args.source)) * len(names) * len(severities)
+            with tqdm(total=total, unit="img", desc="corrupting", disable=args.quiet) as bar:
+                report = corrupt_image_folder(
+                    args.source, args.output, names, severities, resize=resize, crop=crop, progress=bar.update,
+                    **options,
+                )  # fmt: skip
+        else:
+            # Parquet files or a Hub dataset id, read through the data registry in the benchmark's label space.
+            source = resolve_source(benchmark, args.source, split=args.split)
+            source.validate()
+            items = _source_items(source, benchmark, resize, crop)
+            with tqdm(unit="img", desc="corrupting", disable=args.quiet) as bar:
+                report = write_corrupted_images(
+                    items, args.output, names, severities, progress=bar.update, **options
+                )
+    except (ValueError, OSError) as err:
+        raise CLIError(str(err)) from err
+    unreadable = list(report.bad_images)
+    if source is not None:
+        unreadable += [f"{skip['sample_id']} ({skip['reason']})" for skip in source.report.examples]
+        count = len(report.bad_images) + source.report.num_skipped
+    else:
+        count = len(report.bad_images)
     print(
         f"wrote {report.written} images, kept {report.skipped_existing} already written, "
-        f"skipped {len(report.bad_images)} unreadable"
-        + "".join(f"\n  unreadable: {p}" for p in report.bad_images)
+        f"skipped {count} unreadable" + "".join(f"\n  unreadable: {p}" for p in unreadable)
     )
     return 0
 
@@ -144,14 +238,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     corrupt = subparsers.add_parser(
         "corrupt",
-        help="write a corrupted copy of an image folder (ImageNet-C layout)",
+        help="write a corrupted copy of an image folder, parquet files or a Hub dataset (ImageNet-C layout)",
         description=(
-            "Corrupt every image of SOURCE/<class>/<file> and write OUTPUT/<corruption>/<severity>/<class>/<file> "
-            "as JPEG (quality 85), or parquet parts, as the released ImageNet-C: shorter side resized to 256, "
-            "center crop 224. Resumable: existing outputs are kept."
+            "Corrupt every image of SOURCE (an image folder SOURCE/<class>/<file>, parquet files, or a Hub dataset "
+            "read through the data registry in the label space of --benchmark) and write "
+            "OUTPUT/<corruption>/<severity>/<class>/<file> as JPEG (quality 85), or parquet parts, as the released "
+            "ImageNet-C: shorter side resized to 256, center crop 224 (CIFAR: 32x32 as is). Resumable: existing "
+            "outputs are kept."
         ),
     )
-    corrupt.add_argument("source", help="image folder in the <class>/<file> layout")
+    corrupt.add_argument(
+        "source",
+        help="image folder in the <class>/<file> layout, parquet file(s) or folder, or a Hub dataset id "
+        "org/name[:config][@revision]",
+    )
     corrupt.add_argument("output", help="output folder")
     corrupt.add_argument(
         "--corruption",
@@ -162,9 +262,18 @@ def build_parser() -> argparse.ArgumentParser:
     corrupt.add_argument("--seed", type=int, default=0, help="seed of the random corruptions (default: 0)")
     corrupt.add_argument("--batch-size", type=int, default=32, help="images per batch (default: 32)")
     corrupt.add_argument("--format", choices=("jpeg", "parquet"), default="jpeg", help="output format")
-    corrupt.add_argument("--crop", type=int, default=224, help="center crop size (default: 224)")
     corrupt.add_argument(
-        "--no-resize", action="store_true", help="crop without resizing the shorter side to 256"
+        "--benchmark",
+        default="imagenet-val",
+        help="the benchmark whose label space the source is in; <class> folders are its wnids (ImageNet), "
+        "NN_class folders (imagenet-9) or class names (CIFAR) (default: imagenet-val)",
+    )
+    corrupt.add_argument("--split", help="the split of a Hub or parquet dataset (default: the benchmark's)")
+    corrupt.add_argument(
+        "--crop", type=int, help="center crop size (default: 224 for ImageNet, none for CIFAR's 32x32)"
+    )
+    corrupt.add_argument(
+        "--no-resize", action="store_true", help="crop without resizing the shorter side to 256 (ImageNet)"
     )
     corrupt.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     corrupt.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -7,7 +7,9 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
+from torchvision.transforms.v2 import functional as TF
 
 from hf_vitrobust.cli import main
 from hf_vitrobust.models.builtin import bundled_photos
@@ -112,3 +114,128 @@ def test_python_dash_m_runs_classify(tmp_path):
         check=False,
     )
     assert failed.returncode == 2 and "image not found" in failed.stderr
+
+
+# `vitrobust corrupt` from parquet files and Hub ids, read through the data registry (image folders: see
+# tests/test_corruptions_export.py).
+
+
+def _png(array: np.ndarray) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def imagenet_parquet(tmp_path_factory):
+    """ImageNet validation rows as the Hub stores them: an Image feature and a ClassLabel of the 1000 wnids;
+    chelsea (285, n02124075), coffee (967, n07920052) and one row that is not an image."""
+    import skimage.data
+    from datasets import ClassLabel, Dataset, Features
+    from datasets import Image as ImageFeature
+
+    from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
+
+    features = Features({"image": ImageFeature(), "label": ClassLabel(names=list(IMAGENET_WNIDS))})
+    rows = {
+        "image": [{"bytes": _png(skimage.data.chelsea()), "path": None},
+                  {"bytes": _png(skimage.data.coffee()), "path": None}, {"bytes": b"<html>", "path": None}],
+        "label": [285, 967, 1],
+    }  # fmt: skip
+    path = tmp_path_factory.mktemp("parquet") / "val.parquet"
+    Dataset.from_dict(rows, features=features).to_parquet(str(path))
+    return path
+
+
+def _residual_correlation(image: torch.Tensor, reference: torch.Tensor, clean: torch.Tensor) -> float:
+    pair = torch.stack(
+        [(image.float() - clean.float()).flatten(), (reference.float() - clean.float()).flatten()]
+    )
+    return torch.corrcoef(pair)[0, 1].item()
+
+
+def test_corrupt_parquet_source_matches_generated_source(imagenet_parquet, tmp_path, capsys):
+    from hf_vitrobust.corruptions.export import resize_and_crop
+    from hf_vitrobust.data import GeneratedCorruptionSource, resolve_source
+
+    args = ["corrupt", str(imagenet_parquet), str(tmp_path), "--corruption", "contrast", "--corruption",
+            "gaussian_noise", "--severity", "3", "--seed", "5", "--batch-size", "2", "--quiet"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "wrote 4 images, kept 0" in out and "skipped 1 unreadable" in out
+    assert "val.parquet/row-000002 (not_an_image)" in out
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert written == [
+        "contrast/3/n02124075/val.parquet__row-000000.JPEG", "contrast/3/n07920052/val.parquet__row-000001.JPEG",
+        "gaussian_noise/3/n02124075/val.parquet__row-000000.JPEG",
+        "gaussian_noise/3/n07920052/val.parquet__row-000001.JPEG",
+    ]  # fmt: skip
+
+    # Each file is what GeneratedCorruptionSource yields for that sample (same crop, same per-sample seed), up to
+    # JPEG q85: contrast pixel by pixel, the noise by the correlation of its pattern.
+    def generated(seed):
+        clean = resolve_source("imagenet-val", imagenet_parquet)
+        source = GeneratedCorruptionSource(clean, ["contrast", "gaussian_noise"], [3], seed=seed)
+        return {s.sample_id: s.image for s in source}
+
+    same, other = generated(5), generated(6)
+    coffee = "val.parquet/row-000001"
+    stored = {name: TF.pil_to_tensor(Image.open(tmp_path / name / "3" / "n07920052" / "val.parquet__row-000001.JPEG"))
+              for name in ("contrast", "gaussian_noise")}  # fmt: skip
+    assert stored["contrast"].shape == (3, 224, 224)
+    assert (stored["contrast"].float() - same[f"contrast/3/{coffee}"].float()).abs().mean() < 3
+    import skimage.data
+
+    clean_crop = resize_and_crop(torch.from_numpy(skimage.data.coffee()).permute(2, 0, 1), 256, 224)
+    noisy = stored["gaussian_noise"]
+    assert _residual_correlation(noisy, same[f"gaussian_noise/3/{coffee}"], clean_crop) > 0.3
+    assert abs(_residual_correlation(noisy, other[f"gaussian_noise/3/{coffee}"], clean_crop)) < 0.1
+
+    # Resumed: nothing is rewritten.
+    assert main(args) == 0
+    assert "wrote 0 images, kept 4 already written" in capsys.readouterr().out
+
+
+def test_corrupt_parquet_to_parquet_and_cifar_label_space(imagenet_parquet, tmp_path, capsys):
+    import skimage.data
+    from datasets import ClassLabel, Dataset, Features, load_dataset
+    from datasets import Image as ImageFeature
+
+    from hf_vitrobust.data import CIFAR10_CLASSES
+
+    assert main(["corrupt", str(imagenet_parquet), str(tmp_path / "pq"), "--corruption", "brightness",
+                 "--severity", "1", "--format", "parquet", "--quiet"]) == 0  # fmt: skip
+    parts = sorted((tmp_path / "pq" / "brightness" / "1").glob("*.parquet"))
+    dataset = load_dataset("parquet", data_files=[str(p) for p in parts], split="train")
+    assert dataset["label"] == ["n02124075", "n07920052"] and dataset[0]["image"].size == (224, 224)
+
+    # CIFAR-10 rows (column "img", ClassLabel of the 10 names) stay 32x32 and go to class-name folders.
+    tiny = np.asarray(Image.fromarray(skimage.data.chelsea()).resize((32, 32)))
+    features = Features({"img": ImageFeature(), "label": ClassLabel(names=list(CIFAR10_CLASSES))})
+    cifar = tmp_path / "cifar" / "test.parquet"
+    cifar.parent.mkdir()
+    Dataset.from_dict(
+        {"img": [{"bytes": _png(tiny), "path": None}], "label": [3]}, features=features
+    ).to_parquet(str(cifar))
+    assert main(["corrupt", str(cifar), str(tmp_path / "c"), "--benchmark", "cifar10", "--corruption", "contrast",
+                 "--severity", "2", "--quiet"]) == 0  # fmt: skip
+    assert "wrote 1 images" in capsys.readouterr().out
+    files = list((tmp_path / "c" / "contrast" / "2").rglob("*.JPEG"))
+    assert [f.parent.name for f in files] == ["cat"] and Image.open(files[0]).size == (32, 32)
+
+
+def test_corrupt_bad_benchmark_or_unreachable_hub_exits_with_message(imagenet_parquet, tmp_path, capsys):
+    for args, message in [
+        (["--benchmark", "imagenet-z"], "Unknown benchmark 'imagenet-z'"),
+        (["--benchmark", "imagenet-c"], "not a clean image benchmark"),
+        (["--benchmark", "imagenet-p"], "not a clean image benchmark"),
+    ]:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["corrupt", str(imagenet_parquet), str(tmp_path), "--quiet", *args])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["corrupt", "some-org/not-cached", str(tmp_path), "--corruption", "contrast", "--quiet"])
+    assert exit_info.value.code == 2 and "some-org/not-cached" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

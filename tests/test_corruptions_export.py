@@ -103,3 +103,39 @@ def test_command_line(image_folder, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["corrupt", str(image_folder), str(tmp_path), "--corruption", "snowy"])
     assert exit_info.value.code == 2
+
+
+def test_writer_reads_a_stream_once_and_groups_sizes(tmp_path):
+    """`write_corrupted_images` takes any iterable of items: read once, images of several sizes, seeded by id."""
+    from hf_vitrobust.corruptions.export import ExportItem, write_corrupted_images
+
+    pulled = []
+    images = [torch.from_numpy(skimage.data.chelsea()[:h, :w].copy()).permute(2, 0, 1) for h, w in
+              ((64, 64), (48, 80), (64, 64), (16, 64))]  # fmt: skip
+
+    def stream():
+        for k, image in enumerate(images):
+            pulled.append(k)
+            yield ExportItem(class_name=f"c{k % 2}", file_name=f"{k}.png", relative_path=f"{k}.png",
+                             sample_index=100 + k, image=image)  # fmt: skip
+
+    finished = []
+    report = write_corrupted_images(
+        stream(), tmp_path, ["gaussian_noise", "contrast"], [1, 5], batch_size=2, progress=finished.append
+    )
+    assert pulled == [0, 1, 2, 3] and report.written == 3 * 4 and finished == [2] * 8
+    assert report.bad_images == ["3.png"]  # 16 pixels high: too small for the corruptions, reported once
+    # The noise is seeded by the item's sample_index: the stored noise correlates with the noise of id 102 and not
+    # with another id's (JPEG q85 smooths part of the noise, so the pixels are not compared directly).
+    stored = decode(tmp_path / "gaussian_noise" / "1" / "c0" / "2.png").float()
+    assert stored.shape == (3, 64, 64)
+    clean = images[2].float()
+
+    def correlation(sample_id: int) -> float:
+        reference = corrupt(images[2][None], "gaussian_noise", 1, sample_ids=[sample_id])[0].float()
+        pair = torch.stack([(stored - clean).flatten(), (reference - clean).flatten()])
+        return torch.corrcoef(pair)[0, 1].item()
+
+    assert correlation(102) > 0.3 and abs(correlation(2)) < 0.1 and abs(correlation(100)) < 0.1
+    with pytest.raises(ValueError, match="No corruptions"):
+        write_corrupted_images(stream(), tmp_path, [])

@@ -14,7 +14,11 @@ from hf_vitrobust.data.protocols import (
 )
 from hf_vitrobust.models.imagenet import IMAGENET_CLASS_NAMES, IMAGENET_WNIDS
 
-SUBSETS = {"imagenet-a": imagenet_a_classes, "imagenet-r": imagenet_r_classes, "imagenet-o": imagenet_o_classes}
+SUBSETS = {
+    "imagenet-a": imagenet_a_classes,
+    "imagenet-r": imagenet_r_classes,
+    "imagenet-o": imagenet_o_classes,
+}
 
 
 def test_imagenet_1k_table():

@@ -129,7 +129,9 @@ def jpeg_compression(
     with warnings.catch_warnings():
         # torchvision 0.29 deprecates its image codecs in favour of TorchCodec; constraints.txt pins 0.29, whose
         # libjpeg codec is the one tested against the reference here. Revisit when the pin moves.
-        warnings.filterwarnings("ignore", message="The image decoding and encoding", category=DeprecationWarning)
+        warnings.filterwarnings(
+            "ignore", message="The image decoding and encoding", category=DeprecationWarning
+        )
         encoded = encode_jpeg(list(levels.unbind(0)), quality=quality)
         decoded = decode_jpeg(encoded, mode=ImageReadMode.RGB)
     return torch.stack(decoded).to(images.device, images.dtype) / 255.0

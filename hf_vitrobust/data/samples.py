@@ -26,6 +26,10 @@ NO_LABEL = -1
 MAX_REPORTED_SKIPS = 50
 
 
+class SchemaError(ValueError):
+    """A data source whose schema or layout cannot be used; raised before any work starts."""
+
+
 @dataclass(frozen=True)
 class Sample:
     """One decoded sample.

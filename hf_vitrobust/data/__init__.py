@@ -1,0 +1,102 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Benchmark data: every benchmark as a streaming `Source` of decoded `Sample`s in one label space, whatever holds
+it (a Hub dataset, a local image folder, parquet files, CIFAR-C arrays, ImageNet-P videos, generated corruptions).
+
+    from hf_vitrobust.data import load_benchmark
+    for sample in load_benchmark("imagenet-r", "axiong/imagenet-r", limit=8):
+        ...
+"""
+
+from importlib import import_module
+from typing import Any
+
+from .decoding import BadSampleError, DecodedImage, decode_image
+from .hub import (
+    CIFAR10_CLASSES,
+    CIFAR100_CLASSES,
+    HUB_SCHEMAS,
+    HubSchema,
+    HubSource,
+    ParquetSource,
+    get_hub_schema,
+    hub_schemas_for,
+    match_schema,
+    register_hub_schema,
+)
+from .local import ImageFolderSource
+from .protocols import (
+    IMAGENET_9_CLASSES,
+    IMAGENET_9_VARIANTS,
+    ClassSubset,
+    imagenet_9_folder_name,
+    imagenet_a_classes,
+    imagenet_o_classes,
+    imagenet_r_classes,
+    imagenet_to_imagenet_9,
+)
+from .registry import (
+    BENCHMARKS,
+    Benchmark,
+    ImageNetOSource,
+    LimitedSource,
+    get_benchmark,
+    load_benchmark,
+    parse_hub_spec,
+    resolve_source,
+)
+from .samples import NO_LABEL, RawSample, Sample, SchemaError, SkipReport, Source
+
+# Sources of released arrays/videos and of generated corruptions live in their own modules and are imported on
+# first use, so that importing the package does not need PyAV.
+_LAZY = {
+    "ImageNetPVideoSource": ".imagenet_p",
+    "CifarCArraySource": ".cifar_c",
+    "GeneratedCorruptionSource": ".generated",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "BENCHMARKS",
+    "CIFAR10_CLASSES",
+    "CIFAR100_CLASSES",
+    "HUB_SCHEMAS",
+    "IMAGENET_9_CLASSES",
+    "IMAGENET_9_VARIANTS",
+    "NO_LABEL",
+    "BadSampleError",
+    "Benchmark",
+    "ClassSubset",
+    "DecodedImage",
+    "HubSchema",
+    "HubSource",
+    "ImageFolderSource",
+    "ImageNetOSource",
+    "LimitedSource",
+    "ParquetSource",
+    "RawSample",
+    "Sample",
+    "SchemaError",
+    "SkipReport",
+    "Source",
+    "decode_image",
+    "get_benchmark",
+    "get_hub_schema",
+    "hub_schemas_for",
+    "imagenet_9_folder_name",
+    "imagenet_a_classes",
+    "imagenet_o_classes",
+    "imagenet_r_classes",
+    "imagenet_to_imagenet_9",
+    "load_benchmark",
+    "match_schema",
+    "parse_hub_spec",
+    "register_hub_schema",
+    "resolve_source",
+    *_LAZY,
+]

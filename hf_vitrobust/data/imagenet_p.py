@@ -1,0 +1,213 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""ImageNet-P from its released MP4 sequences (Hendrycks & Dietterich, ICLR 2019), decoded with PyAV.
+
+The reference generation script (hendrycks/robustness `ImageNet-P/create_p/make_imagenet_p.py`) encodes one
+sequence per validation image with ffmpeg at `<root>/<perturbation>/<wnid>/<image name without .JPEG>.mp4`; the
+harder noise sequences are separate data sets in `<perturbation>_2` and `<perturbation>_3`. The evaluation
+(`ImageNet-P/test.py`, through `utils/video_loader.py`'s `VideoFolder`) reads `<root>/<perturbation>_<d>` only for
+noise perturbations at difficulty d > 1 and `<root>/<perturbation>` otherwise: for the other perturbations the
+difficulty is the frame stride of the comparison (see `hf_vitrobust.metrics.flip_rate`), not another folder. The
+class of a sequence is its wnid folder, mapped to the ImageNet-1k index (the reference's sorted-folder index is the
+same for a complete release).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..corruptions.perturbations import PERTURBATIONS
+from ..models.imagenet import imagenet_wnid_to_index
+from .decoding import BadSampleError
+from .samples import RawSample, SchemaError, Source
+
+DIFFICULTIES = (1, 2, 3)
+VIDEO_EXTENSION = ".mp4"
+
+
+def is_noise_perturbation(name: str) -> bool:
+    """The noise sequences (every frame compared with the first; one folder per difficulty)."""
+    return "noise" in name
+
+
+def difficulty_folder(perturbation: str, difficulty: int) -> str:
+    """The release's folder of a perturbation at a difficulty: `gaussian_noise_2`, or `translate` at any one."""
+    if is_noise_perturbation(perturbation) and difficulty > 1:
+        return f"{perturbation}_{difficulty}"
+    return perturbation
+
+
+def decode_video(path: str | os.PathLike) -> torch.Tensor:
+    """All frames of a video, in presentation order, as a uint8 (T, 3, H, W) RGB tensor.
+
+    Raises `BadSampleError` for a file PyAV cannot open or decode, one without a video stream or frames, or frames
+    of different sizes."""
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.video:
+                raise BadSampleError("no_video_stream", f"{path} has no video stream")
+            stream = container.streams.video[0]
+            decoded = [(frame.pts, frame.to_ndarray(format="rgb24")) for frame in container.decode(stream)]
+    except BadSampleError:
+        raise
+    except FileNotFoundError as error:
+        raise BadSampleError("missing_file", str(error)) from error
+    except (av.FFmpegError, OSError, ValueError, EOFError) as error:
+        raise BadSampleError("undecodable_video", f"{path}: {type(error).__name__}: {error}") from error
+    if not decoded:
+        raise BadSampleError("empty_video", f"{path} holds no decodable frames")
+    if all(pts is not None for pts, _ in decoded):
+        decoded.sort(key=lambda pair: pair[0])  # the decoder already outputs presentation order; be explicit
+    frames = [array for _, array in decoded]
+    if len({array.shape for array in frames}) != 1:
+        raise BadSampleError("bad_sequence", f"{path} has frames of different sizes")
+    return torch.from_numpy(np.stack(frames)).permute(0, 3, 1, 2).contiguous()
+
+
+class ImageNetPVideoSource(Source):
+    """ImageNet-P sequences of a release folder: one sample per video, its image a uint8 (T, 3, H, W) tensor.
+
+    root: the folder holding `<perturbation>[_<difficulty>]/<wnid>/<name>.mp4`.
+    perturbations: which to read (default: every known perturbation whose folder is present).
+    difficulty: 1, 2 or 3. For the noise perturbations it picks the folder; for the others it is recorded in the
+        metadata as the evaluation's frame stride and the one folder is read. Default None: every noise difficulty
+        folder present, and difficulty 1 for the others (the reference `test.py`'s default).
+
+    Labels are ImageNet-1k indices of the wnid folders. Sample ids are "<perturbation>/<difficulty>/<wnid>/<file>";
+    metadata holds "perturbation" and "difficulty". Order: perturbation (as given), difficulty, wnid, file name.
+    A video that cannot be decoded is skipped and counted in `report`.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        perturbations: Sequence[str] | None = None,
+        difficulty: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.root = Path(root)
+        self.perturbations = None if perturbations is None else tuple(perturbations)
+        if self.perturbations is not None:
+            unknown = [name for name in self.perturbations if name not in PERTURBATIONS]
+            if unknown or not self.perturbations:
+                hints = {name: difflib.get_close_matches(name, PERTURBATIONS, n=1) for name in unknown}
+                described = ", ".join(
+                    f"{n!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for n, h in hints.items()
+                )
+                raise ValueError(
+                    f"Unknown or no ImageNet-P perturbation(s): {described}. Known: {', '.join(PERTURBATIONS)}."
+                )
+        if difficulty is not None and (isinstance(difficulty, bool) or difficulty not in DIFFICULTIES):
+            raise ValueError(f"difficulty must be 1, 2 or 3 (or None for all), got {difficulty!r}.")
+        self.difficulty = difficulty
+        self._plan: list[tuple[str, int, str, list[str]]] | None = None
+
+    def _planned_folders(self) -> list[tuple[str, int, str]]:
+        """(perturbation, difficulty, folder) to read, in order; a requested folder that is missing is an error."""
+        if not self.root.is_dir():
+            raise SchemaError(f"ImageNet-P: {self.root} is not a folder.")
+        names = self.perturbations or tuple(
+            name
+            for name in PERTURBATIONS
+            if any((self.root / difficulty_folder(name, d)).is_dir() for d in DIFFICULTIES)
+        )
+        if not names:
+            raise SchemaError(
+                f"ImageNet-P: {self.root} holds none of the release's folders ({', '.join(PERTURBATIONS)}, and "
+                "<noise>_2, <noise>_3)."
+            )
+        planned, missing = [], []
+        for name in names:
+            if self.difficulty is not None:
+                levels = [self.difficulty]
+            elif is_noise_perturbation(name):
+                present = [d for d in DIFFICULTIES if (self.root / difficulty_folder(name, d)).is_dir()]
+                levels = present or [1]
+            else:
+                levels = [1]
+            for level in levels:
+                folder = difficulty_folder(name, level)
+                if (self.root / folder).is_dir():
+                    planned.append((name, level, folder))
+                else:
+                    missing.append(folder)
+        if missing:
+            raise SchemaError(f"ImageNet-P: {self.root} lacks the folder(s) {', '.join(missing)}.")
+        return planned
+
+    def validate(self) -> None:
+        """Check the folders and that every class folder is an ImageNet-1k wnid. Lists folders, reads no video."""
+        try:
+            import av  # noqa: F401
+        except ImportError as error:
+            raise ImportError("Reading ImageNet-P videos needs PyAV: pip install av") from error
+        known = imagenet_wnid_to_index()
+        plan = []
+        for name, level, folder in self._planned_folders():
+            classes = sorted(entry.name for entry in os.scandir(self.root / folder) if entry.is_dir())
+            unknown = [wnid for wnid in classes if wnid not in known]
+            if unknown:
+                raise SchemaError(
+                    f"ImageNet-P: {self.root / folder} has class folders that are not ImageNet-1k wnids: "
+                    f"{', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''}."
+                )
+            if not classes:
+                raise SchemaError(f"ImageNet-P: {self.root / folder} has no <wnid> class folders.")
+            plan.append((name, level, folder, classes))
+        self._plan = plan
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        if self._plan is None:
+            self.validate()
+        to_index = imagenet_wnid_to_index()
+        for name, level, folder, classes in self._plan:  # type: ignore[union-attr]
+            for wnid in classes:
+                files = sorted(
+                    entry.name
+                    for entry in os.scandir(self.root / folder / wnid)
+                    if entry.is_file() and entry.name.lower().endswith(VIDEO_EXTENSION)
+                )
+                for file in files:
+                    sample_id = f"{name}/{level}/{wnid}/{file}"
+                    try:
+                        frames = decode_video(self.root / folder / wnid / file)
+                    except BadSampleError as error:
+                        self.report.skip(sample_id, error.reason, str(error))
+                        continue
+                    yield RawSample(
+                        data=frames,
+                        label=to_index[wnid],
+                        sample_id=sample_id,
+                        metadata={"perturbation": name, "difficulty": level},
+                    )
+
+    def describe(self) -> dict[str, Any]:
+        folders = [folder for _, _, folder, _ in self._plan] if self._plan is not None else None
+        return {
+            "kind": "imagenet-p-videos",
+            "location": str(self.root),
+            "revision": None,
+            "generated": False,
+            "perturbations": list(self.perturbations) if self.perturbations is not None else None,
+            "difficulty": self.difficulty,
+            "folders": folders,
+            "decoder": "PyAV",
+            "reference": "hendrycks/robustness ImageNet-P/test.py, utils/video_loader.py (Zenodo 3565846)",
+        }
+
+
+__all__ = [
+    "DIFFICULTIES",
+    "ImageNetPVideoSource",
+    "decode_video",
+    "difficulty_folder",
+    "is_noise_perturbation",
+]

@@ -1,0 +1,279 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Benchmarks as released: folders of image files in each benchmark's official layout.
+
+- `<root>/<wnid>/<file>`: ImageNet val, ImageNet-A, -R, -O, -Sketch (Hendrycks et al. 2021; Wang et al. 2019).
+- `<root>/<corruption>/<severity>/<wnid>/<file>`: ImageNet-C (Hendrycks & Dietterich 2019).
+- `<root>/<variant>/val/<NN_class>/<file>` or `<root>/<NN_class>/<file>`: ImageNet-9 (Xiao et al. 2021).
+- `<root>/<class name>/<file>`: CIFAR exported as images.
+
+The folder is read with a plain sorted walk rather than `datasets`' `imagefolder` builder: imagefolder labels
+only the last folder level and treats "val"/"test" folders as split names, so the corruption/severity and
+ImageNet-9 variant levels would be lost or misread, and it silently drops files it does not recognise, which
+must be counted here. The walk checks every class folder name before the first image is read (an unknown wnid is
+a `SchemaError`), lists each class folder only when it is reached (the stream never holds the whole benchmark),
+and yields files in sorted order, so positions are stable for sharding. Every file inside a class folder is
+yielded: a non-image or broken file is skipped and counted by `Source.samples()`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..models.imagenet import imagenet_wnid_to_index
+from .protocols import IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS, ClassSubset, imagenet_9_folder_name
+from .samples import NO_LABEL, RawSample, SchemaError, Source
+
+#: Folder layouts `ImageFolderSource` reads.
+LAYOUTS = ("classes", "corruption_severity", "imagenet_9")
+
+#: How class folder names become labels: ImageNet wnids, CIFAR-style class names, ImageNet-9's "NN_class"
+#: folders, or no label at all (out-of-distribution images).
+LABEL_KINDS = ("wnid", "names", "imagenet_9", "ood")
+
+
+@dataclass(frozen=True)
+class _ClassFolder:
+    path: str
+    label: int
+    metadata: dict[str, Any]
+    id_prefix: str
+
+
+def _subdirs(path: str) -> list[str]:
+    with os.scandir(path) as entries:
+        return sorted(e.name for e in entries if e.is_dir() and not e.name.startswith("."))
+
+
+class ImageFolderSource(Source):
+    """Image files in a benchmark's official folder layout.
+
+    root: the benchmark folder.
+    layout: "classes", "corruption_severity" (ImageNet-C) or "imagenet_9".
+    labels: "wnid" (ImageNet-1k index of the folder's wnid), "names" (index in `class_names`), "imagenet_9" (the
+        superclass of an "NN_class" folder) or "ood" (`NO_LABEL`, is_ood=True, any folder names).
+    class_subset: with labels="wnid", the only wnids allowed (ImageNet-A/R/O); another wnid is a SchemaError.
+    corruptions / severities: ImageNet-C selection (default: every corruption and severity present).
+    variants: ImageNet-9 selection (default: every variant present); `variant` names a single-variant folder.
+    """
+
+    kind = "image_folder"
+
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        *,
+        layout: str = "classes",
+        labels: str = "wnid",
+        class_subset: ClassSubset | None = None,
+        class_names: Sequence[str] | None = None,
+        corruptions: Sequence[str] | None = None,
+        severities: Sequence[int] | None = None,
+        variants: Sequence[str] | None = None,
+        variant: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        if labels not in LABEL_KINDS:
+            raise ValueError(f"labels must be one of {LABEL_KINDS}, got {labels!r}")
+        if labels == "names" and not class_names:
+            raise ValueError("labels='names' needs class_names")
+        self.root = os.fspath(root)
+        self.layout = layout
+        self.labels = labels
+        self.class_subset = class_subset
+        self.class_names = tuple(class_names or ())
+        self.corruptions = None if corruptions is None else list(corruptions)
+        self.severities = None if severities is None else [int(s) for s in severities]
+        self.variants = None if variants is None else list(variants)
+        self.variant = variant
+        self.metadata = dict(metadata or {})
+        if labels == "ood":
+            self.metadata["is_ood"] = True
+        self._folders: list[_ClassFolder] | None = None
+
+    # -- schema check: directory names only, no file is opened ------------------------------------------------
+
+    def validate(self) -> None:
+        if self._folders is not None:
+            return
+        if not os.path.isdir(self.root):
+            raise SchemaError(f"{self.root}: no such folder.")
+        if self.layout == "classes":
+            folders = self._class_folders(self.root, "", self.metadata)
+        elif self.layout == "corruption_severity":
+            folders = self._corruption_folders()
+        else:
+            folders = self._imagenet_9_folders()
+        if not folders:
+            raise SchemaError(f"{self.root}: no class folders found for layout {self.layout!r}.")
+        self._folders = folders
+
+    def _label(self, name: str, where: str) -> int:
+        if self.labels == "ood":
+            return NO_LABEL
+        if self.labels == "wnid":
+            index = imagenet_wnid_to_index().get(name)
+            if index is None:
+                raise SchemaError(f"{where}: folder {name!r} is not an ImageNet-1k wnid.")
+            if self.class_subset is not None and name not in self.class_subset.wnids:
+                raise SchemaError(
+                    f"{where}: wnid {name!r} is not one of the {self.class_subset.name} classes."
+                )
+            return index
+        if self.labels == "names":
+            if name not in self.class_names:
+                raise SchemaError(
+                    f"{where}: folder {name!r} is not a class ({', '.join(self.class_names[:5])}, ...)."
+                )
+            return self.class_names.index(name)
+        for k in range(len(IMAGENET_9_CLASSES)):
+            if name == imagenet_9_folder_name(k):
+                return k
+        raise SchemaError(f"{where}: folder {name!r} is not an ImageNet-9 class folder (00_dog ... 08_fish).")
+
+    def _class_folders(self, path: str, prefix: str, metadata: dict[str, Any]) -> list[_ClassFolder]:
+        names = _subdirs(path)
+        return [
+            _ClassFolder(os.path.join(path, n), self._label(n, path), dict(metadata), f"{prefix}{n}/")
+            for n in names
+        ]
+
+    def _corruption_folders(self) -> list[_ClassFolder]:
+        from ..corruptions import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
+
+        known = STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS
+        present = _subdirs(self.root)
+        cell = _corruption_cell(self.root, known)
+        if cell is not None and not any(n in known for n in present):
+            return self._single_corruption_folders(*cell)
+        unknown = [n for n in present if n not in known]
+        if unknown:
+            raise SchemaError(f"{self.root}: folder {unknown[0]!r} is not an ImageNet-C corruption.")
+        if self.corruptions is not None:
+            missing = [c for c in self.corruptions if c not in present]
+            if missing:
+                raise SchemaError(f"{self.root}: corruption {missing[0]!r} not found; present: {present}.")
+        chosen = [c for c in known if c in present and (self.corruptions is None or c in self.corruptions)]
+        folders = []
+        for corruption in chosen:
+            levels = _subdirs(os.path.join(self.root, corruption))
+            bad = [level for level in levels if level not in {"1", "2", "3", "4", "5"}]
+            if bad:
+                raise SchemaError(f"{self.root}/{corruption}: folder {bad[0]!r} is not a severity 1..5.")
+            for severity in sorted(int(level) for level in levels):
+                if self.severities is not None and severity not in self.severities:
+                    continue
+                metadata = {**self.metadata, "corruption": corruption, "severity": severity}
+                path = os.path.join(self.root, corruption, str(severity))
+                folders += self._class_folders(path, f"{corruption}/{severity}/", metadata)
+            if self.severities is not None:
+                missing = [s for s in self.severities if str(s) not in levels]
+                if missing:
+                    raise SchemaError(f"{self.root}/{corruption}: severity {missing[0]} not found.")
+        return folders
+
+    def _single_corruption_folders(self, corruption: str, severity: int | None) -> list[_ClassFolder]:
+        # The root is one corruption's folder (`.../fog`, severity folders inside) or one cell (`.../fog/3`).
+        if self.corruptions is not None and corruption not in self.corruptions:
+            raise SchemaError(f"{self.root}: holds corruption {corruption!r} only, not {self.corruptions}.")
+        if severity is not None:
+            if self.severities is not None and severity not in self.severities:
+                raise SchemaError(f"{self.root}: holds severity {severity} only, not {self.severities}.")
+            metadata = {**self.metadata, "corruption": corruption, "severity": severity}
+            return self._class_folders(self.root, f"{corruption}/{severity}/", metadata)
+        folders = []
+        for level in _subdirs(self.root):
+            if level not in {"1", "2", "3", "4", "5"}:
+                raise SchemaError(f"{self.root}: folder {level!r} is not a severity 1..5.")
+            if self.severities is None or int(level) in self.severities:
+                metadata = {**self.metadata, "corruption": corruption, "severity": int(level)}
+                path = os.path.join(self.root, level)
+                folders += self._class_folders(path, f"{corruption}/{level}/", metadata)
+        return folders
+
+    def _imagenet_9_folders(self) -> list[_ClassFolder]:
+        root = self.root
+        present = _subdirs(root)
+        if present == ["val"]:  # a single variant's folder, `<variant>/val/NN_class`
+            root = os.path.join(root, "val")
+            present = _subdirs(root)
+        if any(n[:3].rstrip("_").isdigit() for n in present):
+            named = self.variant or (self.variants[0] if self.variants and len(self.variants) == 1 else None)
+            variant = named or _variant_from_path(root)
+            if variant is None:
+                raise SchemaError(
+                    f"{root}: a single ImageNet-9 variant folder; pass variant= ({', '.join(IMAGENET_9_VARIANTS)})."
+                )
+            prefix = "" if root == self.root else "val/"
+            return self._class_folders(root, prefix, {**self.metadata, "variant": variant})
+        available = [v for v in IMAGENET_9_VARIANTS if v in present]
+        if not available:
+            raise SchemaError(f"{self.root}: neither ImageNet-9 variant folders nor NN_class folders.")
+        wanted = self.variants or ([self.variant] if self.variant else None)
+        if wanted is not None:
+            missing = [v for v in wanted if v not in available]
+            if missing:
+                raise SchemaError(f"{self.root}: variant {missing[0]!r} not found; present: {available}.")
+        folders = []
+        for variant in available:
+            if wanted is not None and variant not in wanted:
+                continue
+            path = os.path.join(self.root, variant)
+            if os.path.isdir(os.path.join(path, "val")):
+                path, prefix = os.path.join(path, "val"), f"{variant}/val/"
+            else:
+                prefix = f"{variant}/"
+            folders += self._class_folders(path, prefix, {**self.metadata, "variant": variant})
+        return folders
+
+    # -- the stream -----------------------------------------------------------------------------------------
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        self.validate()
+        assert self._folders is not None
+        for folder in self._folders:
+            with os.scandir(folder.path) as entries:
+                files = sorted((e.name, e.stat().st_size) for e in entries if e.is_file())
+            for name, size in files:
+                if size == 0:
+                    self.report.skip(folder.id_prefix + name, "empty", "the file has zero bytes")
+                    continue
+                yield RawSample(
+                    data=os.path.join(folder.path, name),
+                    label=folder.label,
+                    sample_id=folder.id_prefix + name,
+                    metadata=dict(folder.metadata),
+                )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "location": os.path.abspath(self.root),
+            "revision": None,
+            "layout": self.layout,
+            "labels": self.labels,
+            "generated": False,
+        }
+
+
+def _corruption_cell(path: str, known: Sequence[str]) -> tuple[str, int | None] | None:
+    """(corruption, severity or None) when `path` ends in `<corruption>` or `<corruption>/<severity>`."""
+    pieces = os.path.abspath(path).split(os.sep)
+    if pieces[-1] in known:
+        return pieces[-1], None
+    if len(pieces) >= 2 and pieces[-2] in known and pieces[-1] in {"1", "2", "3", "4", "5"}:
+        return pieces[-2], int(pieces[-1])
+    return None
+
+
+def _variant_from_path(path: str) -> str | None:
+    pieces = os.path.abspath(path).split(os.sep)
+    for piece in reversed(pieces[-2:]):
+        if piece in IMAGENET_9_VARIANTS:
+            return piece
+    return None

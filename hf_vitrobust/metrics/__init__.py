@@ -1,0 +1,118 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Robustness metrics: ImageNet-C mCE, ImageNet-P flip rates, ImageNet-O AUPR, masked (ImageNet-A/R) accuracy,
+calibration and the ImageNet-9 background gap.
+
+Each metric is a pure function here (numpy / scikit-learn only: no model, no data loading, no `evaluate`). The
+`evaluate` modules in the repository's top-level `metrics/<name>/` folder are thin wrappers around them; they ship
+inside the wheel as `hf_vitrobust/evaluate_metrics/<name>/` and `load(name)` loads that copy through `evaluate`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .background_gap import (
+    IMAGENET_TO_IN9,
+    IN9_CLASSES,
+    VARIANTS,
+    BackgroundGapResult,
+    background_gap,
+    imagenet_to_in9,
+)
+from .calibration import DEFAULT_NUM_BINS, CalibrationResult, calibration_metrics
+from .flip_rate import (
+    NOISE_PERTURBATIONS,
+    PERTURBATIONS,
+    TEST_PERTURBATIONS,
+    VALIDATION_PERTURBATIONS,
+    FlipRateResult,
+    flip_rates,
+    top5_distance,
+)
+from .masked_accuracy import MaskedAccuracyResult, masked_accuracy, masked_topk_predictions
+from .mce import (
+    ALEXNET_CLEAN_ERROR,
+    ALEXNET_CORRUPTION_ERRORS,
+    EXTRA_CORRUPTIONS,
+    SEVERITIES,
+    STANDARD_CORRUPTIONS,
+    CorruptionErrorResult,
+    corruption_cell_errors,
+    corruption_error_from_cells,
+    mean_corruption_error,
+)
+from .ood import OODDetectionResult, ood_detection_metrics, ood_scores_from_logits
+
+# Metric name (the `evaluate` module's folder) -> the package function it wraps.
+METRICS = {
+    "mce": mean_corruption_error,
+    "flip_rate": flip_rates,
+    "ood_aupr": ood_detection_metrics,
+    "masked_accuracy": masked_accuracy,
+    "calibration": calibration_metrics,
+    "background_gap": background_gap,
+}
+METRIC_NAMES = tuple(METRICS)
+
+
+def evaluate_module_path(name: str) -> Path:
+    """The folder of the `evaluate` wrapper `name` inside the installed package (a wheel or an editable install)."""
+    if name not in METRICS:
+        close = difflib.get_close_matches(str(name), METRIC_NAMES, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"Unknown metric {name!r}.{hint} Available: {', '.join(METRIC_NAMES)}.")
+    path = Path(str(resources.files("hf_vitrobust").joinpath("evaluate_metrics", name)))
+    if not (path / f"{name}.py").is_file():
+        raise FileNotFoundError(
+            f"The evaluate module {name!r} is not installed at {path}; reinstall hf_vitrobust."
+        )
+    return path
+
+
+def load(name: str, **kwargs: Any):
+    """`evaluate.load` of the shipped metric `name` (offline: no Hub access). Keyword arguments go to `evaluate.load`."""
+    import evaluate
+
+    return evaluate.load(str(evaluate_module_path(name)), **kwargs)
+
+
+__all__ = [
+    "ALEXNET_CLEAN_ERROR",
+    "ALEXNET_CORRUPTION_ERRORS",
+    "DEFAULT_NUM_BINS",
+    "EXTRA_CORRUPTIONS",
+    "IMAGENET_TO_IN9",
+    "IN9_CLASSES",
+    "METRICS",
+    "METRIC_NAMES",
+    "NOISE_PERTURBATIONS",
+    "PERTURBATIONS",
+    "SEVERITIES",
+    "STANDARD_CORRUPTIONS",
+    "TEST_PERTURBATIONS",
+    "VALIDATION_PERTURBATIONS",
+    "VARIANTS",
+    "BackgroundGapResult",
+    "CalibrationResult",
+    "CorruptionErrorResult",
+    "FlipRateResult",
+    "MaskedAccuracyResult",
+    "OODDetectionResult",
+    "background_gap",
+    "calibration_metrics",
+    "corruption_cell_errors",
+    "corruption_error_from_cells",
+    "evaluate_module_path",
+    "flip_rates",
+    "imagenet_to_in9",
+    "load",
+    "masked_accuracy",
+    "masked_topk_predictions",
+    "mean_corruption_error",
+    "ood_detection_metrics",
+    "ood_scores_from_logits",
+    "top5_distance",
+]
