@@ -123,3 +123,44 @@ def test_corruption_code_needs_no_reference_package_and_stays_on_the_device(modu
     if module not in HOST_MODULES:
         for forbidden in (".cpu()", ".numpy()", ".item()"):
             assert forbidden not in source, forbidden
+
+
+RANDOM_CORRUPTIONS = {
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "speckle_noise",
+    "glass_blur",
+    "motion_blur",
+    "snow",
+    "frost",
+    "fog",
+    "elastic_transform",
+    "spatter",
+}
+
+
+@pytest.mark.parametrize("name", registered_corruptions())
+def test_every_corruption_is_deterministic_per_sample_and_truncates_to_uint8(photos, name):
+    """One check for every registered corruption: the same (seed, sample ids) give the same images, an image's
+    output does not depend on the batch it is in or the batch order, and uint8 output is the float output truncated
+    (the reference's np.uint8(x * 255))."""
+    images = photos.float() / 255
+    ids = torch.tensor([5, 17, 2])
+    together = corrupt(images, name, 4, seed=3, sample_ids=ids)
+    assert torch.equal(together, corrupt(images, name, 4, seed=3, sample_ids=ids))
+    alone = torch.cat(
+        [corrupt(image[None], name, 4, seed=3, sample_ids=ids[i : i + 1]) for i, image in enumerate(images)]
+    )
+    torch.testing.assert_close(together, alone, rtol=0, atol=1e-6)
+    reversed_order = corrupt(images.flip(0), name, 4, seed=3, sample_ids=ids.flip(0)).flip(0)
+    torch.testing.assert_close(together, reversed_order, rtol=0, atol=1e-6)
+    as_uint8 = corrupt(photos, name, 4, seed=3, sample_ids=ids)
+    assert torch.equal(as_uint8, (together * 255).floor().clamp(0, 255).to(torch.uint8))
+    # Random corruptions draw from (seed, sample id); the others ignore both.
+    other_seed = corrupt(images, name, 4, seed=4, sample_ids=ids)
+    other_ids = corrupt(images, name, 4, seed=3, sample_ids=ids + 1)
+    if name in RANDOM_CORRUPTIONS:
+        assert (together - other_seed).abs().mean() > 1e-3 and (together - other_ids).abs().mean() > 1e-3
+    else:
+        assert torch.equal(together, other_seed) and torch.equal(together, other_ids)

@@ -125,13 +125,3 @@ def test_float_in_float_out(wide_photo, name, dtype):
     assert as_uint8.dtype == torch.uint8
     float_as_uint8 = (corrupt(wide_photo.float() / 255, name, 5) * 255).floor().to(torch.uint8)
     assert torch.equal(as_uint8, float_as_uint8)
-
-
-@pytest.mark.parametrize("name", BLURS)
-def test_batch_invariance(photos, name):
-    images = photos.float() / 255
-    together = corrupt(images, name, 4)
-    alone = torch.cat([corrupt(image[None], name, 4) for image in images])
-    torch.testing.assert_close(together, alone, rtol=0, atol=1e-6)
-    reversed_order = corrupt(images.flip(0), name, 4).flip(0)
-    torch.testing.assert_close(together, reversed_order, rtol=0, atol=1e-6)
