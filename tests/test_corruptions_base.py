@@ -140,27 +140,42 @@ RANDOM_CORRUPTIONS = {
 }
 
 
+@pytest.mark.parametrize("size", ["imagenet", "cifar"])
 @pytest.mark.parametrize("name", registered_corruptions())
-def test_every_corruption_is_deterministic_per_sample_and_truncates_to_uint8(photos, name):
-    """One check for every registered corruption: the same (seed, sample ids) give the same images, an image's
-    output does not depend on the batch it is in or the batch order, and uint8 output is the float output truncated
-    (the reference's np.uint8(x * 255))."""
-    images = photos.float() / 255
-    ids = torch.tensor([5, 17, 2])
+def test_every_corruption_is_deterministic_per_sample_and_truncates_to_uint8(photos, tiny_photos, name, size):
+    """One check for every registered corruption and both profiles: the same (seed, sample ids) give the same
+    images, an image's output does not depend on the batch it is in or the batch order, uint8 output is the float
+    output truncated (the reference's np.uint8(x * 255)), float64 input gives float64 output close to float32's,
+    and random corruptions depend on the seed and the sample id (also past 32 bits) while the others ignore them."""
+    pixels = photos if size == "imagenet" else tiny_photos
+    images = pixels.float() / 255
+    ids = torch.tensor([5, 17, 2**40 + 3])
     together = corrupt(images, name, 4, seed=3, sample_ids=ids)
+    assert together.min() >= 0 and together.max() <= 1
     assert torch.equal(together, corrupt(images, name, 4, seed=3, sample_ids=ids))
     alone = torch.cat(
         [corrupt(image[None], name, 4, seed=3, sample_ids=ids[i : i + 1]) for i, image in enumerate(images)]
     )
     torch.testing.assert_close(together, alone, rtol=0, atol=1e-6)
+    uint8_alone = [
+        corrupt(pixels[i : i + 1], name, 4, seed=3, sample_ids=ids[i : i + 1]) for i in range(len(ids))
+    ]
+    as_uint8 = corrupt(pixels, name, 4, seed=3, sample_ids=ids)
+    assert torch.equal(torch.cat(uint8_alone), as_uint8)
+    uint8_reversed = corrupt(pixels.flip(0), name, 4, seed=3, sample_ids=ids.flip(0))
+    assert torch.equal(uint8_reversed, as_uint8.flip(0))
     reversed_order = corrupt(images.flip(0), name, 4, seed=3, sample_ids=ids.flip(0)).flip(0)
     torch.testing.assert_close(together, reversed_order, rtol=0, atol=1e-6)
-    as_uint8 = corrupt(photos, name, 4, seed=3, sample_ids=ids)
     assert torch.equal(as_uint8, (together * 255).floor().clamp(0, 255).to(torch.uint8))
+    as_double = corrupt(images.double(), name, 4, seed=3, sample_ids=ids)
+    assert as_double.dtype == torch.float64 and (as_double - together.double()).abs().mean() < 1e-3
     # Random corruptions draw from (seed, sample id); the others ignore both.
     other_seed = corrupt(images, name, 4, seed=4, sample_ids=ids)
     other_ids = corrupt(images, name, 4, seed=3, sample_ids=ids + 1)
+    twins = corrupt(images[:1].expand(2, -1, -1, -1), name, 4, seed=3, sample_ids=torch.tensor([0, 1]))
     if name in RANDOM_CORRUPTIONS:
         assert (together - other_seed).abs().mean() > 1e-3 and (together - other_ids).abs().mean() > 1e-3
+        assert not torch.equal(twins[0], twins[1])
     else:
         assert torch.equal(together, other_seed) and torch.equal(together, other_ids)
+        assert torch.equal(twins[0], twins[1])
