@@ -12,8 +12,10 @@ $(PY):
 	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
 
 # Runtime install: the package and its dependencies (torch/torchvision pinned by constraints.txt).
+# grad-cam goes in with --no-deps: it pins the GUI build of OpenCV; pyproject lists its real needs.
 $(VENV)/.runtime-installed: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e .
+	$(PIP) --no-deps grad-cam==1.5.7
 	touch $@
 
 # Dev install: test and lint tools, the Space extra, and the reference packages tests compare against.
@@ -21,7 +23,7 @@ $(VENV)/.runtime-installed: pyproject.toml constraints.txt | $(PY)
 # huggingface_hub's httpx stack); imagecorruptions requires the GUI build of OpenCV (the dev extra has the headless one).
 $(VENV)/.dev-installed: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e '.[dev,space]'
-	$(PIP) --no-deps torchattacks==3.5.1 imagecorruptions==1.1.2
+	$(PIP) --no-deps grad-cam==1.5.7 torchattacks==3.5.1 imagecorruptions==1.1.2
 	touch $@ $(VENV)/.runtime-installed
 
 demo: $(VENV)/.runtime-installed
