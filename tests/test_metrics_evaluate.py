@@ -64,6 +64,30 @@ def _example(name):
         }
         kwargs = {}
         expected = metrics.background_gap(*inputs.values())
+    elif name == "occlusion_accuracy":
+        inputs = {
+            "ratios": [0.0, 0.0, 0.1, 0.1, 0.5],
+            "correct": [True, True, True, False, False],
+            "confidences": [0.9, 0.8, 0.7, 0.4, 0.2],
+        }
+        kwargs = {}
+        expected = metrics.occlusion_accuracy(*inputs.values())
+    elif name == "fourier_heatmap":
+        inputs = {
+            "frequency_i": [0, 0, 1, -1, 1],
+            "frequency_j": [0, 0, 1, 0, 0],
+            "correct": [True, False, False, True, True],
+        }
+        kwargs = {"window": 3}
+        expected = metrics.fourier_error_map(*inputs.values(), **kwargs)
+    elif name == "frequency_noise":
+        inputs = {"frequencies": [0.1, 0.1, 0.5, 0.5, 0.9], "correct": [True, True, False, True, False]}
+        kwargs = {}
+        expected = metrics.frequency_noise_accuracy(*inputs.values())
+    elif name == "loss_progression":
+        inputs = {"steps": [0, 1, 2, 0, 1, 2], "losses": [0.5, 0.9, 1.4, 0.7, 1.0, 1.2]}
+        kwargs = {}
+        expected = metrics.loss_progression(*inputs.values())
     return inputs, kwargs, expected.to_dict()
 
 
@@ -93,6 +117,10 @@ def test_registry_lists_every_wrapper():
         "masked_accuracy",
         "calibration",
         "background_gap",
+        "occlusion_accuracy",
+        "fourier_heatmap",
+        "frequency_noise",
+        "loss_progression",
     }
 
 

@@ -1,6 +1,7 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """Robustness metrics: ImageNet-C mCE, ImageNet-P flip rates, ImageNet-O AUPR, masked (ImageNet-A/R) accuracy,
-calibration and the ImageNet-9 background gap.
+calibration and the ImageNet-9 background gap; and the aggregation step of each probe (occlusion curve, Fourier
+heat map, loss progression, frequency-noise accuracy), so a probe's figure can be recomputed from its records.
 
 Each metric is a pure function here (numpy / scikit-learn only: no model, no data loading, no `evaluate`). The
 `evaluate` modules in the repository's top-level `metrics/<name>/` folder are thin wrappers around them; they ship
@@ -32,6 +33,9 @@ from .flip_rate import (
     flip_rates,
     top5_distance,
 )
+from .fourier_heatmap import FourierHeatmapMetricResult, fourier_error_map
+from .frequency_noise import FrequencyNoiseAccuracyResult, frequency_noise_accuracy
+from .loss_progression import LossProgressionResult, loss_progression
 from .masked_accuracy import MaskedAccuracyResult, masked_accuracy, masked_topk_predictions
 from .mce import (
     ALEXNET_CLEAN_ERROR,
@@ -44,6 +48,7 @@ from .mce import (
     corruption_error_from_cells,
     mean_corruption_error,
 )
+from .occlusion_accuracy import OcclusionAccuracyResult, occlusion_accuracy
 from .ood import OODDetectionResult, ood_detection_metrics, ood_scores_from_logits
 
 # Metric name (the `evaluate` module's folder) -> the package function it wraps.
@@ -54,6 +59,11 @@ METRICS = {
     "masked_accuracy": masked_accuracy,
     "calibration": calibration_metrics,
     "background_gap": background_gap,
+    # Probe aggregations: per-sample probe records -> the reported figure.
+    "occlusion_accuracy": occlusion_accuracy,
+    "fourier_heatmap": fourier_error_map,
+    "frequency_noise": frequency_noise_accuracy,
+    "loss_progression": loss_progression,
 }
 METRIC_NAMES = tuple(METRICS)
 
@@ -99,19 +109,27 @@ __all__ = [
     "CalibrationResult",
     "CorruptionErrorResult",
     "FlipRateResult",
+    "FourierHeatmapMetricResult",
+    "FrequencyNoiseAccuracyResult",
+    "LossProgressionResult",
     "MaskedAccuracyResult",
     "OODDetectionResult",
+    "OcclusionAccuracyResult",
     "background_gap",
     "calibration_metrics",
     "corruption_cell_errors",
     "corruption_error_from_cells",
     "evaluate_module_path",
     "flip_rates",
+    "fourier_error_map",
+    "frequency_noise_accuracy",
     "imagenet_to_in9",
     "load",
+    "loss_progression",
     "masked_accuracy",
     "masked_topk_predictions",
     "mean_corruption_error",
+    "occlusion_accuracy",
     "ood_detection_metrics",
     "ood_scores_from_logits",
     "top5_distance",

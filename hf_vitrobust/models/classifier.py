@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 from PIL import Image
@@ -28,6 +28,9 @@ from torchvision.transforms.v2.functional import InterpolationMode
 from transformers import PreTrainedModel
 
 from .imagenet import IMAGENET_WNIDS, is_imagenet_1k
+
+if TYPE_CHECKING:
+    from .residual_units import ResidualUnit
 
 IMAGENET_DEFAULT_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_DEFAULT_STD = (0.229, 0.224, 0.225)
@@ -671,6 +674,26 @@ class Classifier(nn.Module):
             for handle in handles:
                 handle.remove()
         return {name: captured[name] for name, _ in attention_modules if name in captured}
+
+    # ------------------------------------------------------------------ analysis hooks for probes
+    def differentiable_attention(self) -> contextlib.AbstractContextManager[None]:
+        """A context in which every attention layer computes an explicit softmax(QK^T)V path that supports double
+        backward (Hessian-vector products), instead of a fused kernel that may not. See `attention_paths`."""
+        from .attention_paths import differentiable_attention
+
+        return differentiable_attention(self.module)
+
+    def residual_units(self) -> list["ResidualUnit"]:
+        """The residual units a lesion study can switch off, in network order. See `residual_units`."""
+        from .residual_units import find_residual_units
+
+        return find_residual_units(self.module)
+
+    def lesion(self, units: Sequence[str]) -> contextlib.AbstractContextManager[None]:
+        """A context in which the named residual units contribute nothing (their branch outputs zero)."""
+        from .residual_units import lesioned
+
+        return lesioned(self.module, units)
 
 
 # ---------------------------------------------------------------------- loading

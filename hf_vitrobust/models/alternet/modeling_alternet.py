@@ -199,6 +199,11 @@ class AlterNetWindowAttention(nn.Module):
     The 1x1 convolutions are pointwise, so they run as matrix products on the windowed tokens: the feature map is
     copied into (windows, tokens, channels) once on the way in and once on the way out, and everything between
     is views. The weights keep the official Conv2d shapes, so official checkpoints load unchanged.
+
+    `fused_attn` (as in timm's attention modules) selects `F.scaled_dot_product_attention` (True, the default) or
+    the explicit softmax(q k^T / sqrt(d) + B) v path (False), which fused kernels' lack of double backward makes
+    necessary for Hessian-vector products (see `hf_vitrobust.models.attention_paths`). Both compute the same
+    function; the explicit path is also taken whenever the attention weights are requested.
     """
 
     def __init__(
@@ -216,6 +221,7 @@ class AlterNetWindowAttention(nn.Module):
         self.head_size = head_size
         self.window_size = window_size
         self.stage_index = stage_index
+        self.fused_attn = True
         inner_size = num_heads * head_size
         self.query = nn.Conv2d(in_channels, inner_size, kernel_size=1, bias=False)
         self.key_value = nn.Conv2d(in_channels, 2 * inner_size, kernel_size=1, bias=False)
@@ -266,11 +272,15 @@ class AlterNetWindowAttention(nn.Module):
         bias = self.relative_position_bias().to(query.dtype)
 
         attention_weights = None
-        if output_attentions:
+        if output_attentions or not self.fused_attn:
             scores = torch.matmul(query, key.transpose(-1, -2)) * self.head_size**-0.5 + bias
             attention_weights = scores.softmax(dim=-1)
             context = torch.matmul(attention_weights, value)
-            attention_weights = attention_weights.view(batch, rows * cols, self.num_heads, w * w, w * w)
+            attention_weights = (
+                attention_weights.view(batch, rows * cols, self.num_heads, w * w, w * w)
+                if output_attentions
+                else None
+            )
         else:
             context = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=bias, scale=self.head_size**-0.5

@@ -1,0 +1,195 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""The Fourier heat map (Yin et al., NeurIPS 2019, "A Fourier perspective on model robustness in computer vision",
+Fourier heat maps), as Paul & Chen (AAAI 2022, "Vision Transformers are Robust Learners", Fourier heat maps)
+use it to show that ViTs are less sensitive than CNNs to high-frequency perturbations.
+
+For each frequency (i, j) of a centred window (default: 31x31 at 32 px, the central 63x63 at 224 px) every image
+is perturbed with the unit-norm Fourier basis image U_ij scaled to L2 norm eps per channel with a random sign per
+channel, clipped to [0, 1] (`hf_vitrobust.corruptions.fourier_basis`: eps = 4 at 32 px, 15.7 at 224 px, on [0, 1]
+pixels before the model's normalisation, as in the reference implementation Paul & Chen used,
+github.com/gatheluck/FourierHeatmap), and the map holds the top-1 error at each frequency.
+
+How it is computed:
+- Conjugate symmetry: U_{-i,-j} is U_ij (a cosine), and the sign streams are keyed by the canonical frequency of
+  the pair, so perturbing at (-i, -j) gives exactly the image perturbed at (i, j). Only the canonical half of the
+  window ((window**2 + 1) / 2 frequencies) goes through the model; the metric core mirrors it.
+  `use_symmetry=False` evaluates every cell directly (the same numbers, twice the work).
+- Batched over bases x images: the (frequency, image) pairs, frequency-major, are cut into batches of
+  `batch_size` perturbed images, so a batch mixes frequencies when there are few images (the reference runs one
+  pass over the data per frequency, with one data loader each).
+- The sign of image k at frequency (i, j) comes from the counter-based stream keyed by the image's sample id:
+  the map never depends on the batch size or order.
+
+The records (frequency i, frequency j, correct) go to `hf_vitrobust.metrics.fourier_heatmap.fourier_error_map`,
+the computation behind the `fourier_heatmap` evaluate module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from ..corruptions.fourier_basis import (
+    add_fourier_noise,
+    check_eps,
+    check_window,
+    default_fourier_eps,
+    fourier_basis,
+    fourier_signs,
+    half_window_frequencies,
+    window_frequencies,
+)
+from ..metrics.fourier_heatmap import fourier_error_map
+from ..models.classifier import Classifier
+from .base import (
+    DEFAULT_BATCH_SIZE,
+    ProbeResult,
+    batch_slices,
+    check_batch_size,
+    check_seed,
+    new_axes,
+    predict_logits,
+    prepare_inputs,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from matplotlib.axes import Axes
+
+
+@dataclass
+class FourierHeatmapResult(ProbeResult):
+    """A Fourier heat map.
+
+    error_map: (window, window) top-1 error (fraction) under the perturbation at each frequency; row r holds the
+        vertical frequency i = r - K, column c the horizontal frequency j = c - K (K = (window - 1) // 2), the
+        zero frequency at the centre.
+    frequencies: -K..K, the frequencies (cycles per image) of the rows and of the columns.
+    eps: the L2 norm of each channel's perturbation, on [0, 1] pixels; window: the side of the map.
+    clean_error: the top-1 error on the unperturbed images; num_images: how many images each cell averages.
+    evaluated_cells: how many frequencies went through the model (half the window with `use_symmetry`).
+    """
+
+    error_map: np.ndarray
+    frequencies: list[int]
+    eps: float
+    window: int
+    clean_error: float
+    num_images: int
+    evaluated_cells: int
+    seed: int
+
+    @classmethod
+    def probe_name(cls) -> str:
+        return "fourier_heatmap"
+
+    def error_at(self, i: int, j: int) -> float:
+        """The error at frequency (i, j)."""
+        half = (self.window - 1) // 2
+        if max(abs(i), abs(j)) > half:
+            raise ValueError(f"Frequency ({i}, {j}) lies outside the window (frequencies up to {half}).")
+        return float(self.error_map[i + half, j + half])
+
+    def plot(self, ax: Axes | None = None) -> Axes:
+        """The heat map with frequency axes, zero frequency at the centre, error on a 0-1 colour scale (jet), as in
+        Yin et al.'s and Paul & Chen's Fourier heat maps."""
+        ax = new_axes(ax, figsize=(4.5, 3.8))
+        half = (self.window - 1) // 2
+        extent = (-half - 0.5, half + 0.5, half + 0.5, -half - 0.5)
+        image = ax.imshow(
+            np.asarray(self.error_map, dtype=float),
+            cmap="jet",
+            vmin=0.0,
+            vmax=1.0,
+            extent=extent,
+            interpolation="nearest",
+        )
+        ax.figure.colorbar(image, ax=ax, label="error")
+        ax.set_xlabel("horizontal frequency j (cycles / image)")
+        ax.set_ylabel("vertical frequency i (cycles / image)")
+        ax.set_title(f"Fourier heat map, eps = {self.eps:g} (clean error {self.clean_error:.0%})")
+        return ax
+
+
+def _check_classifier(classifier: Classifier) -> None:
+    if not isinstance(classifier, Classifier):
+        raise TypeError(f"classifier must be a hf_vitrobust Classifier, got {type(classifier).__name__}.")
+    if classifier.training or classifier.module.training:
+        raise ValueError(
+            "The classifier is in training mode; call classifier.eval() first (BatchNorm and dropout would make "
+            "an image's prediction depend on the other images of its batch)."
+        )
+
+
+@torch.no_grad()
+def fourier_heatmap(
+    classifier: Classifier,
+    images: torch.Tensor | Iterable[Any],
+    labels: torch.Tensor | Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    window: int | None = None,
+    eps: float | None = None,
+    use_symmetry: bool = True,
+    limit: int | None = None,
+) -> FourierHeatmapResult:
+    """The Fourier heat map of `classifier` (Yin et al. 2019): top-1 error per perturbation frequency.
+
+    Args:
+        classifier: the model, in eval mode.
+        images, labels: as `prepare_inputs` (float pixels in [0, 1] at the classifier's size, or a dataset);
+            labels are required (the map is a test error).
+        seed: keys the random signs (with each image's sample id).
+        batch_size: perturbed images per forward pass (pairs of frequency and image); does not change the map.
+        window: the side of the centred square of frequencies, odd; default min(63, widest), the widest being
+            every non-Nyquist frequency (31 at 32 px).
+        eps: the L2 norm of each channel's perturbation on [0, 1] pixels; default 4.0 at 32x32, 15.7 at 224x224
+            (`default_fourier_eps`).
+        use_symmetry: evaluate half of the window and mirror it (exactly the same map as evaluating all of it).
+        limit: read at most this many images of a dataset.
+    """
+    _check_classifier(classifier)
+    seed = check_seed(seed)
+    check_batch_size(batch_size)
+    size = classifier.input_size
+    window = check_window(window, size)
+    eps = default_fourier_eps(size) if eps is None else check_eps(eps)
+    if not isinstance(use_symmetry, bool):
+        raise ValueError(f"use_symmetry must be a bool, got {use_symmetry!r}.")
+    inputs = prepare_inputs(classifier, images, labels, limit=limit)
+    device = inputs.pixels.device
+    cells = (half_window_frequencies if use_symmetry else window_frequencies)(window).to(device)
+    num_images = len(inputs)
+    correct = torch.empty(cells.shape[0] * num_images, dtype=torch.bool, device=device)
+    for part in batch_slices(correct.numel(), batch_size):
+        pair = torch.arange(part.start, part.stop, device=device)
+        cell, image = pair // num_images, pair % num_images
+        first = part.start // num_images
+        last = (part.stop - 1) // num_images
+        bases = fourier_basis(cells[first : last + 1], size, dtype=inputs.pixels.dtype)
+        signs = fourier_signs(seed, inputs.sample_ids[image], cells[cell])
+        perturbed = add_fourier_noise(inputs.pixels[image], bases[cell - first], eps, signs)
+        correct[part] = classifier(perturbed).argmax(dim=1) == inputs.labels[image]
+    clean = predict_logits(classifier, inputs.pixels, batch_size).argmax(dim=1) == inputs.labels
+    records = cells.repeat_interleave(num_images, dim=0).cpu().numpy()
+    summary = fourier_error_map(
+        records[:, 0], records[:, 1], correct.cpu().numpy(), window=window, mirror=True
+    )
+    return FourierHeatmapResult(
+        error_map=summary.as_array(),
+        frequencies=summary.frequencies,
+        eps=eps,
+        window=window,
+        clean_error=float(1.0 - clean.double().mean()),
+        num_images=num_images,
+        evaluated_cells=int(cells.shape[0]),
+        seed=seed,
+    )
+
+
+__all__ = ["FourierHeatmapResult", "fourier_heatmap"]
