@@ -1,4 +1,5 @@
-"""Image corruptions: ImageNet-C and ImageNet-P (Hendrycks & Dietterich, ICLR 2019), batched on tensors.
+"""Image corruptions: ImageNet-C and ImageNet-P (Hendrycks & Dietterich, ICLR 2019), batched on tensors, and the
+probes' image perturbations (Cutout holes, Fourier basis noise, band-passed noise).
 
 Corruptions are image operations: this package imports no model code.
 """
@@ -7,6 +8,9 @@ Corruptions are image operations: this package imports no model code.
 from . import blur, color, digital, geometric, motion_glass, noise, snow, spatter, weather  # noqa: F401
 from .base import PROFILES, SEVERITIES, corrupt, get_corruption, register_corruption, registered_corruptions
 from .export import corrupt_image_folder
+from .fourier_basis import add_fourier_noise, fourier_basis, fourier_noise
+from .frequency_noise import add_band_noise, band_pass_noise
+from .occlusion import cutout
 from .perturbations import (
     FRAME_COUNTS,
     NOISE_LEVELS,
@@ -40,8 +44,14 @@ __all__ = [
     "STANDARD_CORRUPTIONS",
     "TEST_PERTURBATIONS",
     "VALIDATION_PERTURBATIONS",
+    "add_band_noise",
+    "add_fourier_noise",
+    "band_pass_noise",
     "corrupt",
     "corrupt_image_folder",
+    "cutout",
+    "fourier_basis",
+    "fourier_noise",
     "frame_parameters",
     "get_corruption",
     "perturbation_sequence",
