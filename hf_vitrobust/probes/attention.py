@@ -53,6 +53,7 @@ from .base import (
     batch_slices,
     check_batch_size,
     check_seed,
+    eval_mode,
     new_axes,
     prepare_inputs,
 )
@@ -216,14 +217,9 @@ def _finish(maps: torch.Tensor, size: tuple[int, int] | None) -> torch.Tensor:
 
 @contextlib.contextmanager
 def _eval_mode(classifier: Classifier) -> Iterator[None]:
-    modes = [(module, module.training) for module in classifier.modules()]
-    classifier.eval()
-    try:
-        with torch.no_grad():
-            yield
-    finally:
-        for module, training in modes:
-            module.training = training
+    """`eval_mode` without gradients: attention maps are read, never differentiated."""
+    with eval_mode(classifier), torch.no_grad():
+        yield
 
 
 @dataclass

@@ -14,6 +14,7 @@ become None) and `.plot(ax=None)` draws the paper's figure with matplotlib, on `
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -181,6 +182,18 @@ def prepare_inputs(
     return ProbeInputs(pixels, label_tensor, ids.to(device))
 
 
+@contextlib.contextmanager
+def eval_mode(classifier: Classifier) -> Iterator[None]:
+    """Eval mode (BatchNorm running statistics, no dropout) for the duration, then every module's own mode back."""
+    modes = [(module, module.training) for module in classifier.modules()]
+    classifier.eval()
+    try:
+        yield
+    finally:
+        for module, training in modes:
+            module.training = training
+
+
 @torch.no_grad()
 def predict_logits(
     classifier: Classifier, pixels: torch.Tensor, batch_size: int = DEFAULT_BATCH_SIZE
@@ -244,6 +257,7 @@ __all__ = [
     "batch_slices",
     "check_batch_size",
     "check_seed",
+    "eval_mode",
     "new_axes",
     "predict_logits",
     "prepare_inputs",

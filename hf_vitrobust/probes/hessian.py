@@ -35,9 +35,8 @@ The start vector of batch b is the counter-based normal stream of `hf_vitrobust.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -54,6 +53,7 @@ from .base import (
     batch_slices,
     check_batch_size,
     check_seed,
+    eval_mode,
     new_axes,
     prepare_inputs,
 )
@@ -281,18 +281,6 @@ def power_iteration(
 
 
 # ---------------------------------------------------------------------------------------- the probe
-@contextlib.contextmanager
-def _eval_mode(classifier: Classifier) -> Iterator[None]:
-    """Eval mode (BatchNorm running statistics, no dropout) for the duration, restoring every module's mode."""
-    modes = [(module, module.training) for module in classifier.modules()]
-    classifier.eval()
-    try:
-        yield
-    finally:
-        for module, training in modes:
-            module.training = training
-
-
 def classifier_loss(
     classifier: Classifier, pixels: torch.Tensor, labels: torch.Tensor
 ) -> tuple[Callable[[Params], torch.Tensor], Params]:
@@ -463,7 +451,7 @@ def hessian_spectrum(
     bottoms: list[torch.Tensor] = []
     nodes: list[torch.Tensor] = []
     weights: list[torch.Tensor] = []
-    with _eval_mode(classifier), classifier.differentiable_attention():
+    with eval_mode(classifier), classifier.differentiable_attention():
         for index, part in enumerate(slices):
             loss_fn, params = classifier_loss(classifier, inputs.pixels[part], inputs.labels[part])
             operator = HessianOperator(loss_fn, params, method=hvp, shift=float(weight_decay))

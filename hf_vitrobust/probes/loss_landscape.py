@@ -24,10 +24,9 @@ The random directions come from the counter-based normal stream of `hf_vitrobust
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,6 +43,7 @@ from .base import (
     batch_slices,
     check_batch_size,
     check_seed,
+    eval_mode,
     new_axes,
     prepare_inputs,
 )
@@ -119,17 +119,6 @@ class LossLandscapeResult(ProbeResult):
         ax.set_ylabel("direction 2")
         ax.set_aspect("equal", adjustable="box")
         return ax
-
-
-@contextlib.contextmanager
-def _eval_mode(classifier: Classifier) -> Iterator[None]:
-    modes = [(module, module.training) for module in classifier.modules()]
-    classifier.eval()
-    try:
-        yield
-    finally:
-        for module, training in modes:
-            module.training = training
 
 
 def _axis(values: tuple[float, float], points: int, what: str) -> torch.Tensor:
@@ -208,7 +197,7 @@ def loss_landscape(
 
     loss_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
     accuracy_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
-    with _eval_mode(classifier):
+    with eval_mode(classifier):
         center_loss, _ = evaluate(params)
         for i, step_y in enumerate(ys.tolist()):
             for j, step_x in enumerate(xs.tolist()):
