@@ -26,8 +26,11 @@ $(VENV)/.dev-installed: pyproject.toml constraints.txt | $(PY)
 	$(PIP) --no-deps grad-cam==1.5.7 torchattacks==3.5.1 imagecorruptions==1.1.2
 	touch $@ $(VENV)/.runtime-installed
 
+# The offline default: the builtin EfficientNet-Lite0 on the bundled photos (the `demo` suite), report included.
+DEMO_OUTPUT ?= demo-results
 demo: $(VENV)/.runtime-installed
-	$(VENV)/bin/vitrobust classify hf_vitrobust/assets/photos/*.jpg
+	rm -rf $(DEMO_OUTPUT)
+	$(VENV)/bin/vitrobust evaluate --suite demo --output $(DEMO_OUTPUT)
 
 test: $(VENV)/.dev-installed
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -3,6 +3,12 @@
 
     vitrobust classify IMAGE... [--model SPEC] [--top-k 5] [--device cpu]
     vitrobust corrupt SOURCE OUTPUT [--benchmark NAME] [--corruption NAME]... [--severity N]... [--format jpeg|parquet]
+    vitrobust evaluate [--model SPEC]... [--suite demo|quick|paper|mechanisms|FILE] [--data BENCHMARK=SOURCE]...
+                       [--limit N] [--batch-size N] [--precision fp32|bf16|fp16] [--compile] [--num-workers N]
+                       [--output DIR] [--resume] [--seed N]
+    vitrobust report DIR [DIR ...] [--output DIR]
+
+`evaluate` also runs under `accelerate launch -m hf_vitrobust evaluate ...` (one process per GPU).
 
 `--model` takes every spec `load_classifier` accepts; the default is the offline builtin
 EfficientNet-Lite0 with ImageNet-1k weights.
@@ -217,6 +223,61 @@ def _corrupt(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_data(values: Sequence[str] | None) -> dict[str, str]:
+    data: dict[str, str] = {}
+    for value in values or ():
+        name, sep, source = value.partition("=")
+        if not sep or not name.strip() or not source.strip():
+            raise CLIError(
+                f"--data takes BENCHMARK=SOURCE (e.g. imagenet-a=barkermrl/imagenet-a), got {value!r}"
+            )
+        if name.strip() in data:
+            raise CLIError(f"--data gives {name.strip()!r} twice")
+        data[name.strip()] = source.strip()
+    return data
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from .evaluation.runner import EvaluationConfig, EvaluationError, evaluate
+
+    config = EvaluationConfig(
+        models=args.model or (),
+        suite=args.suite,
+        data=_parse_data(args.data),
+        limit=args.limit,
+        batch_size=args.batch_size,
+        precision=args.precision,
+        compile=args.compile,
+        num_workers=args.num_workers,
+        output=args.output,
+        resume=args.resume,
+        seed=args.seed,
+        device=args.device,
+        progress=not args.quiet,
+    )
+    try:
+        results = evaluate(config)
+    except EvaluationError as err:
+        raise CLIError(str(err)) from err
+    if not args.quiet and results.get("figures") is not None:
+        print(f"results: {Path(args.output) / 'results.json'}; report: {Path(args.output) / 'report.html'}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .evaluation.report import load_results, merge_results, write_report
+
+    try:
+        runs = load_results([Path(d) for d in args.dirs])
+        merged = merge_results(runs)
+    except (ValueError, FileNotFoundError) as err:
+        raise CLIError(str(err)) from err
+    output = Path(args.output) if args.output else Path(args.dirs[0])
+    written = write_report(merged, output)
+    print(f"report: {written['markdown']} and {written['html']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vitrobust", description="Robustness toolkit for image classifiers (transformers, timm)."
@@ -278,6 +339,65 @@ def build_parser() -> argparse.ArgumentParser:
     corrupt.add_argument("--device", default="cpu", help="torch device (default: cpu)")
     corrupt.add_argument("--quiet", action="store_true", help="no progress bar")
     corrupt.set_defaults(handler=_corrupt)
+
+    evaluate = subparsers.add_parser(
+        "evaluate",
+        help="evaluate models on a robustness suite (benchmarks and probes), with results and a report",
+        description=(
+            "Evaluate one or more models on a suite of benchmarks and probes and write DIR/results.json, per-sample "
+            "predictions (parquet), figures and report.md/report.html. With no arguments: the offline demo (the "
+            "builtin EfficientNet-Lite0 on the bundled photos, ImageNet-C and -P generated on the fly, probes). "
+            "Runs distributed under `accelerate launch -m hf_vitrobust evaluate ...`."
+        ),
+    )
+    evaluate.add_argument(
+        "--model",
+        action="append",
+        metavar="SPEC",
+        help="a transformers folder or Hub id, timm/<name>, or builtin:<name>; repeat for several models "
+        "(default: the suite's models, else builtin:efficientnet_lite0)",
+    )
+    evaluate.add_argument(
+        "--suite",
+        default="demo",
+        help="demo (default, offline), quick, paper, mechanisms, or the path of a YAML/JSON suite file",
+    )
+    evaluate.add_argument(
+        "--data",
+        action="append",
+        metavar="BENCHMARK=SOURCE",
+        help="where a benchmark's data comes from: a Hub id, a local folder or parquet, generated:<clean source> "
+        "(repeatable)",
+    )
+    evaluate.add_argument("--limit", type=int, help="at most this many images per benchmark")
+    evaluate.add_argument("--batch-size", type=int, help="images per forward pass (default: the suite's)")
+    evaluate.add_argument(
+        "--precision", default="fp32", help="fp32 (default), bf16 or fp16: autocast of the benchmark passes"
+    )
+    evaluate.add_argument("--compile", action="store_true", help="torch.compile the model for the benchmarks")
+    evaluate.add_argument(
+        "--num-workers", type=int, default=0, help="DataLoader workers decoding and corrupting (default: 0)"
+    )
+    evaluate.add_argument(
+        "--output", default="vitrobust-results", help="run folder (default: vitrobust-results)"
+    )
+    evaluate.add_argument(
+        "--resume", action="store_true", help="continue the run in --output where it stopped"
+    )
+    evaluate.add_argument("--seed", type=int, help="seed of every random choice (default: the suite's)")
+    evaluate.add_argument("--device", help="torch device of a single process (default: cuda if available)")
+    evaluate.add_argument("--quiet", action="store_true", help="no progress bars or summary")
+    evaluate.set_defaults(handler=_evaluate)
+
+    report = subparsers.add_parser(
+        "report",
+        help="rebuild (and merge) reports from existing results",
+        description="Rebuild report.md and report.html from one or more run folders; several runs are merged side "
+        "by side.",
+    )
+    report.add_argument("dirs", nargs="+", metavar="DIR", help="run folders (or results.json files)")
+    report.add_argument("--output", help="where to write the report (default: the first DIR)")
+    report.set_defaults(handler=_report)
     return parser
 
 

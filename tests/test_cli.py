@@ -14,6 +14,11 @@ from torchvision.transforms.v2 import functional as TF
 from hf_vitrobust.cli import main
 from hf_vitrobust.models.builtin import bundled_photos
 
+
+def _photo(name: str) -> str:
+    return next(str(p) for p in bundled_photos() if p.name == name)
+
+
 ROW = re.compile(r"^\s+(\d+)\s+(\d+)\s+(0\.\d{4}|1\.0000)\s+(\S.*)$")
 
 
@@ -38,7 +43,7 @@ def _tables(output: str) -> dict[str, list[tuple[int, int, float, str]]]:
 
 
 def test_classify_prints_top5_table(capsys):
-    chelsea, coffee = (str(p) for p in bundled_photos())
+    chelsea, coffee = _photo("chelsea.jpg"), _photo("coffee.jpg")
     assert main(["classify", chelsea, coffee]) == 0
     output = capsys.readouterr().out
     assert output.startswith("model: builtin:efficientnet_lite0")
@@ -56,7 +61,7 @@ def test_classify_prints_top5_table(capsys):
 def test_classify_top_k_and_batches(capsys, tmp_path):
     gray = tmp_path / "gray.png"
     Image.fromarray(np.full((40, 60), 128, dtype=np.uint8)).save(gray)
-    chelsea = str(bundled_photos()[0])
+    chelsea = _photo("chelsea.jpg")
     assert main(["classify", chelsea, str(gray), "--top-k", "2", "--batch-size", "1", "--device", "cpu"]) == 0
     tables = _tables(capsys.readouterr().out)
     assert list(tables) == [chelsea, str(gray)] and all(len(rows) == 2 for rows in tables.values())
@@ -76,7 +81,7 @@ def test_classify_unreadable_image_and_bad_options(capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         main(["classify", str(not_an_image)])
     assert exit_info.value.code != 0 and "not a readable image" in capsys.readouterr().err
-    chelsea = str(bundled_photos()[0])
+    chelsea = _photo("chelsea.jpg")
     for args, message in [
         (["--top-k", "0"], "--top-k"),
         (["--device", "tpu:x"], "--device"),
@@ -93,7 +98,7 @@ def test_classify_unreadable_image_and_bad_options(capsys, tmp_path):
 @pytest.mark.slow
 def test_python_dash_m_runs_classify(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_VITROBUST_CACHE": str(tmp_path / "cache")}
-    coffee = str(bundled_photos()[1])
+    coffee = _photo("coffee.jpg")
     done = subprocess.run(
         [sys.executable, "-m", "hf_vitrobust", "classify", coffee, "--top-k", "3"],
         capture_output=True,

@@ -10,6 +10,7 @@ it (a Hub dataset, a local image folder, parquet files, CIFAR-C arrays, ImageNet
 from importlib import import_module
 from typing import Any
 
+from .builtin import BuiltinPhotosSource
 from .decoding import BadSampleError, DecodedImage, decode_image
 from .hub import (
     CIFAR10_CLASSES,
@@ -52,6 +53,7 @@ _LAZY = {
     "ImageNetPVideoSource": ".imagenet_p",
     "CifarCArraySource": ".cifar_c",
     "GeneratedCorruptionSource": ".generated",
+    "GeneratedPerturbationSource": ".generated",
 }
 
 
@@ -71,6 +73,7 @@ __all__ = [
     "NO_LABEL",
     "BadSampleError",
     "Benchmark",
+    "BuiltinPhotosSource",
     "ClassSubset",
     "DecodedImage",
     "HubSchema",

@@ -1,5 +1,5 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""ImageNet-C (or CIFAR-C) generated on the fly from a clean source, with `hf_vitrobust.corruptions`.
+"""ImageNet-C (or CIFAR-C) and ImageNet-P generated on the fly from a clean source, with `hf_vitrobust.corruptions`.
 
 The clean images are preprocessed as the reference generation script (hendrycks/robustness
 `ImageNet-C/create_c/make_imagenet_c.py`: shorter side resized to 256, center crop 224; `resize=None, crop=None`
@@ -10,10 +10,15 @@ Each image's random corruptions are seeded by `seed` and a stable 31-bit hash of
 (`stable_sample_index`), never by its position: a sample's corrupted image does not depend on the batch size, the
 order of the stream or the number of processes. The generated images are not the released JPEGs (no quality-85
 JPEG round trip, and a different random stream), and `describe()` says so.
+
+ImageNet-P sequences (`GeneratedPerturbationSource`) follow the reference `ImageNet-P/create_p/make_imagenet_p.py`:
+the clean image is resized to shorter side 256 and `perturbation_sequence` makes the frames (224 centre crops), with
+the same per-sample seeding; the frames are not MP4-compressed as the released videos are.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,6 +28,15 @@ from .. import __version__
 from ..corruptions import STANDARD_CORRUPTIONS, corrupt, get_corruption
 from ..corruptions.base import SEVERITIES, check_severity
 from ..corruptions.export import IMAGENET_C_CROP, IMAGENET_C_RESIZE, resize_and_crop, stable_sample_index
+from ..corruptions.perturbations import (
+    DEFAULT_CROP,
+    FRAME_COUNTS,
+    NOISE_LEVELS,
+    PERTURBATIONS,
+    TEST_PERTURBATIONS,
+    perturbation_sequence,
+)
+from .imagenet_p import DIFFICULTIES
 from .samples import RawSample, Sample, Source
 
 
@@ -154,4 +168,146 @@ class GeneratedCorruptionSource(Source):
         }
 
 
-__all__ = ["GeneratedCorruptionSource"]
+#: make_imagenet_p.py resizes every validation image to shorter side 256 before making its sequence.
+IMAGENET_P_RESIZE = 256
+
+
+def _group_by_shape(images: Sequence[torch.Tensor]) -> list[list[int]]:
+    """Positions of the images of each shape, so that images of one size are processed together."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for position, image in enumerate(images):
+        groups.setdefault(tuple(image.shape), []).append(position)
+    return list(groups.values())
+
+
+class GeneratedPerturbationSource(Source):
+    """ImageNet-P sequences of a clean source's samples: for each batch of `batch_size` clean samples, the sequence
+    of every perturbation, in that order (the order of the stream depends on `batch_size`; the frames do not).
+
+    clean: the clean source (its labels are kept; this source shares its skip report as `report`).
+    perturbations: default the 10 test perturbations of ImageNet-P (`TEST_PERTURBATIONS`).
+    difficulty: 1, 2 or 3. The noise sequences take its noise level (the release's `<noise>_<d>` folders); the
+        others are the same frames at every difficulty, which ImageNet-P's evaluation compares `d` frames apart
+        (recorded in the metadata, as the release's videos are read).
+    seed: seeds the noise, snow and spatter sequences, with each clean sample id (`stable_sample_index`).
+    batch_size: clean images per call of the engine (memory: about 40 MB of float64 per image and perturbation).
+    resize: the reference's shorter side (256), None to keep the image; crop: the frame size (224).
+
+    Each sample's image is a uint8 (T, 3, crop, crop) sequence (T = 41 for translate, 31 otherwise). Sample ids are
+    "<perturbation>/<difficulty>/<clean sample id>"; metadata is the clean sample's plus "perturbation",
+    "difficulty" and "generated": True.
+    """
+
+    def __init__(
+        self,
+        clean: Source,
+        perturbations: Sequence[str] | None = None,
+        difficulty: int = 1,
+        seed: int = 0,
+        batch_size: int = 8,
+        resize: int | None = IMAGENET_P_RESIZE,
+        crop: int = DEFAULT_CROP,
+    ) -> None:
+        super().__init__()
+        self.clean = clean
+        self.report = clean.report
+        self.perturbations = tuple(TEST_PERTURBATIONS if perturbations is None else perturbations)
+        if isinstance(perturbations, str) or not self.perturbations:
+            raise ValueError(f"perturbations must be a non-empty list of names, got {perturbations!r}.")
+        for name in self.perturbations:
+            if name not in PERTURBATIONS:
+                close = difflib.get_close_matches(str(name), PERTURBATIONS, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise ValueError(f"Unknown perturbation {name!r}.{hint} Known: {', '.join(PERTURBATIONS)}.")
+        if isinstance(difficulty, bool) or difficulty not in DIFFICULTIES:
+            raise ValueError(f"difficulty must be 1, 2 or 3, got {difficulty!r}.")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(f"seed must be an int, got {seed!r}.")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+        if crop < 1 or (resize is not None and resize < crop):
+            raise ValueError(f"resize {resize} must be at least crop {crop} (and crop positive).")
+        self.difficulty = difficulty
+        self.seed = seed
+        self.batch_size = batch_size
+        self.resize = resize
+        self.crop = crop
+
+    def validate(self) -> None:
+        self.clean.validate()
+
+    def engine_difficulty(self, name: str) -> int:
+        """The `perturbation_sequence` difficulty of `name`: the noise level for the noise types, else 1."""
+        return self.difficulty if name in NOISE_LEVELS else 1
+
+    def _batches(self) -> Iterator[list[tuple[Sample, torch.Tensor]]]:
+        batch = []
+        for sample in self.clean.samples():
+            if sample.image.dim() != 3:
+                self.report.skip(sample.sample_id, "not_an_image", "a sequence cannot be perturbed again")
+                continue
+            image = resize_and_crop(sample.image, self.resize, None)
+            if min(image.shape[-2:]) < self.crop:
+                self.report.skip(
+                    sample.sample_id, "too_small", f"{tuple(image.shape[-2:])} is below {self.crop} pixels"
+                )
+                continue
+            batch.append((sample, image))
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        for batch in self._batches():
+            groups = _group_by_shape([image for _, image in batch])
+            ids = [stable_sample_index(sample.sample_id) for sample, _ in batch]
+            for name in self.perturbations:
+                sequences: list[torch.Tensor | None] = [None] * len(batch)
+                for positions in groups:
+                    frames = perturbation_sequence(
+                        torch.stack([batch[p][1] for p in positions]),
+                        name,
+                        self.engine_difficulty(name),
+                        seed=self.seed,
+                        sample_ids=[ids[p] for p in positions],
+                        crop=self.crop,
+                    )
+                    for p, sequence in zip(positions, frames, strict=True):
+                        sequences[p] = sequence
+                for (sample, _), sequence in zip(batch, sequences, strict=True):
+                    yield RawSample(
+                        data=sequence,
+                        label=sample.label,
+                        sample_id=f"{name}/{self.difficulty}/{sample.sample_id}",
+                        metadata={
+                            **sample.metadata,
+                            "perturbation": name,
+                            "difficulty": self.difficulty,
+                            "generated": True,
+                        },
+                    )
+
+    def describe(self) -> dict[str, Any]:
+        clean = self.clean.describe()
+        return {
+            "kind": "generated-perturbations",
+            "location": clean.get("location"),
+            "revision": clean.get("revision"),
+            "generated": True,
+            "note": "perturbation sequences made on the fly from the clean source, not the released ImageNet-P "
+            "videos (no MP4 compression)",
+            "clean": clean,
+            "perturbations": list(self.perturbations),
+            "difficulty": self.difficulty,
+            "frames": {name: FRAME_COUNTS[name] for name in self.perturbations},
+            "seed": self.seed,
+            "sample_seed": "seed + BLAKE2b-31 of the clean sample id (hf_vitrobust.corruptions.export)",
+            "resize": self.resize,
+            "crop": self.crop,
+            "engine": f"hf_vitrobust.corruptions.perturbations {__version__}",
+        }
+
+
+__all__ = ["IMAGENET_P_RESIZE", "GeneratedCorruptionSource", "GeneratedPerturbationSource"]

@@ -11,7 +11,10 @@ corruptions/variants and its known Hub copies. `load_benchmark(name, source)` tu
   `HubSource` on that folder, so a downloaded copy and the Hub id behave identically;
 - a local folder of .mp4 files -> `ImageNetPVideoSource`; of .npy files -> `CifarCArraySource`; of .parquet files
   or a .parquet file -> `ParquetSource`; otherwise an image folder in the benchmark's official layout;
-- "generated:<clean source>" (ImageNet-C, CIFAR-C) -> `GeneratedCorruptionSource` over the clean benchmark.
+- "generated:<clean source>" -> `GeneratedCorruptionSource` (ImageNet-C, CIFAR-C) or `GeneratedPerturbationSource`
+  (ImageNet-P) over the clean benchmark;
+- "builtin" (imagenet-val) -> `BuiltinPhotosSource`, the bundled sample of real photos; so "generated:builtin" makes
+  ImageNet-C and ImageNet-P of it, offline.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models.imagenet import IMAGENET_CLASS_NAMES
+from .builtin import BUILTIN_SOURCE, BuiltinPhotosSource
 from .hub import (
     CIFAR10_CLASSES,
     CIFAR100_CLASSES,
@@ -75,7 +79,7 @@ class Benchmark:
     task: "classification", "ood" (ImageNet-O), "sequence" (ImageNet-P) or "background" (ImageNet-9).
     hub_sources: known Hub copies, the default first (empty: the data must be given as a local folder).
     folder_layout / folder_labels: how `ImageFolderSource` reads the official release (None: no image folder).
-    generated_from: the clean benchmark that "generated:" corrupts on the fly.
+    generated_from: the clean benchmark that "generated:" corrupts (or, for ImageNet-P, perturbs) on the fly.
     """
 
     name: str
@@ -146,6 +150,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             task="sequence",
             variants=_perturbation_names(),
             folder_layout=None,
+            generated_from="imagenet-val",
         ),
         _imagenet(
             "imagenet-a",
@@ -362,7 +367,10 @@ def resolve_source(
     difficulty: int | None = None,
     seed: int = 0,
 ) -> Source:
-    """The `Source` a user's source string names for `benchmark` (see the module docstring for the forms)."""
+    """The `Source` a user's source string names for `benchmark` (see the module docstring for the forms).
+
+    For "generated:" ImageNet-P, `variant` (or `corruptions`) names the perturbations (default the 10 test ones)
+    and `difficulty` (default 1) the difficulty."""
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
     spec = os.fspath(spec)
     variants = [variant] if isinstance(variant, str) else (list(variant) if variant is not None else None)
@@ -371,17 +379,37 @@ def resolve_source(
     if spec.startswith("generated:"):
         if bench.generated_from is None:
             raise ValueError(
-                f"{bench.name} cannot be generated; 'generated:' works for ImageNet-C and CIFAR-C."
+                f"{bench.name} cannot be generated; 'generated:' works for ImageNet-C, ImageNet-P and CIFAR-C."
             )
-        from .generated import GeneratedCorruptionSource
+        from .generated import GeneratedCorruptionSource, GeneratedPerturbationSource
 
         clean_spec = spec[len("generated:") :]
         clean = load_benchmark(bench.generated_from, clean_spec or None, streaming=streaming)
+        if bench.task == "sequence":
+            return GeneratedPerturbationSource(
+                clean,
+                perturbations=variants or corruptions,
+                difficulty=1 if difficulty is None else difficulty,
+                seed=seed,
+            )
         # CIFAR keeps its 32x32 images; ImageNet takes the reference's resize-256/crop-224 default.
         sizes = {"resize": None, "crop": None} if bench.label_space.startswith("cifar") else {}
         return GeneratedCorruptionSource(
             clean, corruptions=corruptions, severities=severities, seed=seed, **sizes
         )
+
+    if spec == BUILTIN_SOURCE:
+        if bench.name != "imagenet-val":
+            hint = (
+                " Use 'generated:builtin' to corrupt or perturb it on the fly."
+                if bench.generated_from == "imagenet-val"
+                else ""
+            )
+            raise SchemaError(
+                f"'builtin' (the bundled sample of ImageNet-labelled photos) is a source of imagenet-val only, not "
+                f"of {bench.name}.{hint}"
+            )
+        return BuiltinPhotosSource()
 
     candidates = bench.hub_schemas
     if os.path.exists(spec):
@@ -451,8 +479,8 @@ def load_benchmark(
 ) -> Source:
     """A streaming `Source` of benchmark `name`.
 
-    source: a Hub id, local folder, parquet file/folder, "generated:<clean source>", or a ready `Source`;
-        default: the benchmark's first known Hub copy.
+    source: a Hub id, local folder, parquet file/folder, "generated:<clean source>", "builtin" (imagenet-val: the
+        bundled photos), or a ready `Source`; default: the benchmark's first known Hub copy.
     corruptions / severities: ImageNet-C and CIFAR-C selection; `variant`: ImageNet-9 variants or ImageNet-P
         perturbations; `difficulty`: ImageNet-P.
     in_distribution: ImageNet-O only: the ImageNet validation source whose images of ImageNet-O's 200 classes

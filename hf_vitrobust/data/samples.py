@@ -120,18 +120,26 @@ class Source(abc.ABC):
         """Decoded samples, in the source's order. Bad ones are skipped and counted in `self.report`."""
         self.validate()
         for raw in self.raw_samples():
-            if raw.label is None:
-                self.report.skip(raw.sample_id, "missing_label", "the sample has no label")
-                continue
-            try:
-                image = _decode(raw.data, self.report)
-            except BadSampleError as error:
-                self.report.skip(raw.sample_id, error.reason, str(error))
-                continue
-            yield Sample(image=image, label=raw.label, sample_id=raw.sample_id, metadata=dict(raw.metadata))
+            sample = decode_raw_sample(raw, self.report)
+            if sample is not None:
+                yield sample
 
     def __iter__(self) -> Iterator[Sample]:
         return self.samples()
+
+
+def decode_raw_sample(raw: RawSample, report: SkipReport) -> Sample | None:
+    """Decode one raw sample, or record in `report` why it cannot be used and return None. What `Source.samples`
+    does per sample; a runner that decodes only some of a stream's samples (its own shard) calls it directly."""
+    if raw.label is None:
+        report.skip(raw.sample_id, "missing_label", "the sample has no label")
+        return None
+    try:
+        image = _decode(raw.data, report)
+    except BadSampleError as error:
+        report.skip(raw.sample_id, error.reason, str(error))
+        return None
+    return Sample(image=image, label=raw.label, sample_id=raw.sample_id, metadata=dict(raw.metadata))
 
 
 def _decode(data: Any, report: SkipReport) -> torch.Tensor:
@@ -145,3 +153,26 @@ def _decode(data: Any, report: SkipReport) -> torch.Tensor:
     if decoded.converted_from is not None:
         report.converted[decoded.converted_from] += 1
     return decoded.image
+
+
+class InMemorySource(Source):
+    """Already decoded samples as a source: what a generated source (ImageNet-C/-P on the fly) corrupts when the
+    runner hands it one chunk of clean samples at a time."""
+
+    def __init__(self, samples: list[Sample], description: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self._samples = list(samples)
+        self._description = dict(description or {"kind": "in-memory", "generated": False})
+
+    def validate(self) -> None:
+        pass
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        for sample in self._samples:
+            yield RawSample(sample.image, sample.label, sample.sample_id, dict(sample.metadata))
+
+    def samples(self) -> Iterator[Sample]:
+        return iter(self._samples)
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self._description)

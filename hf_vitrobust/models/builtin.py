@@ -171,7 +171,8 @@ def efficientnet_lite0() -> BuiltinModel:
 
 
 def bundled_photos() -> list[Path]:
-    """The demo photos shipped with the package (chelsea.jpg: class 285, coffee.jpg: class 967), sorted."""
+    """The demo photos shipped with the package, sorted by name: real photos from scikit-image and crops of them,
+    each labelled in `assets/photos/manifest.csv` (e.g. chelsea.jpg: class 285, coffee.jpg: class 967)."""
     photos = sorted(p for p in PHOTOS_DIR.glob("*.jpg") if p.is_file())
     if not photos:
         raise FileNotFoundError(f"No bundled photos found in {PHOTOS_DIR}; is the package data installed?")

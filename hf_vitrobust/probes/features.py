@@ -188,23 +188,49 @@ def feature_fourier(
     check_batch_size(batch_size)
     layers = _check_layers(layers)
     inputs = prepare_inputs(classifier, images, labels, limit=limit, require_labels=False)
+    sums, shapes = log_amplitude_sums(classifier, inputs.pixels, layers, batch_size)
+    return feature_fourier_result(sums, shapes, len(inputs))
+
+
+def log_amplitude_sums(
+    classifier: Classifier,
+    pixels: torch.Tensor,
+    layers: Sequence[str] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> tuple[dict[str, torch.Tensor], dict[str, list[int]]]:
+    """What `feature_fourier` averages: per layer (in network order), the sum over the images of `pixels` of the
+    channel-mean log amplitude diagonal (points,) float64, and the layer's map shape (C, h, w).
+
+    Sums over disjoint sets of images add up, so a probe split into chunks can be merged exactly with
+    `feature_fourier_result`."""
     sums: dict[str, torch.Tensor] = {}
     shapes: dict[str, list[int]] = {}
-    for _, maps in _feature_batches(classifier, inputs.pixels, layers, batch_size):
+    for _, maps in _feature_batches(classifier, pixels, layers, batch_size):
         for name, value in maps.items():
             batch_sum = log_amplitude_diagonal(value).sum(dim=0)
             sums[name] = sums[name] + batch_sum if name in sums else batch_sum
             shapes[name] = list(value.shape[1:])
+    return sums, shapes
+
+
+def feature_fourier_result(
+    sums: dict[str, torch.Tensor], shapes: dict[str, list[int]], num_images: int
+) -> FeatureFourierResult:
+    """The `FeatureFourierResult` of `num_images` images from their `log_amplitude_sums` (layers in dict order)."""
+    if num_images < 1:
+        raise ValueError(f"num_images must be positive, got {num_images!r}.")
     names = list(sums)
     frequencies, profiles, deltas = [], [], []
     for name in names:
-        mean = (sums[name] / len(inputs)).cpu()
+        mean = (sums[name] / num_images).cpu()
         profile = mean - mean[0]
         _, _, freqs = diagonal_indices(*shapes[name][-2:])
         frequencies.append(freqs.tolist())
         profiles.append(profile.tolist())
         deltas.append(float(profile[-1]) if profile.numel() > 1 else math.nan)
-    return FeatureFourierResult(names, [shapes[n] for n in names], frequencies, profiles, deltas, len(inputs))
+    return FeatureFourierResult(
+        names, [list(shapes[n]) for n in names], frequencies, profiles, deltas, num_images
+    )
 
 
 @dataclass
@@ -279,7 +305,9 @@ __all__ = [
     "FeatureVarianceResult",
     "diagonal_indices",
     "feature_fourier",
+    "feature_fourier_result",
     "feature_variance",
     "log_amplitude_diagonal",
+    "log_amplitude_sums",
     "spatial_feature_map",
 ]

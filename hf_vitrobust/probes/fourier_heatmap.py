@@ -137,6 +137,7 @@ def fourier_heatmap(
     eps: float | None = None,
     use_symmetry: bool = True,
     limit: int | None = None,
+    sample_ids: torch.Tensor | Sequence[int] | None = None,
 ) -> FourierHeatmapResult:
     """The Fourier heat map of `classifier` (Yin et al. 2019): top-1 error per perturbation frequency.
 
@@ -152,6 +153,8 @@ def fourier_heatmap(
             (`default_fourier_eps`).
         use_symmetry: evaluate half of the window and mirror it (exactly the same map as evaluating all of it).
         limit: read at most this many images of a dataset.
+        sample_ids: (N,) integer ids that key each image's signs (default: as `prepare_inputs`), so that a subset
+            of the images gets the signs it gets among all of them.
     """
     _check_classifier(classifier)
     seed = check_seed(seed)
@@ -161,7 +164,7 @@ def fourier_heatmap(
     eps = default_fourier_eps(size) if eps is None else check_eps(eps)
     if not isinstance(use_symmetry, bool):
         raise ValueError(f"use_symmetry must be a bool, got {use_symmetry!r}.")
-    inputs = prepare_inputs(classifier, images, labels, limit=limit)
+    inputs = prepare_inputs(classifier, images, labels, limit=limit, sample_ids=sample_ids)
     device = inputs.pixels.device
     cells = (half_window_frequencies if use_symmetry else window_frequencies)(window).to(device)
     num_images = len(inputs)

@@ -104,6 +104,7 @@ def frequency_noise(
     equal_energy: bool = False,
     clip: bool = False,
     limit: int | None = None,
+    sample_ids: torch.Tensor | Sequence[int] | None = None,
 ) -> FrequencyNoiseResult:
     """Accuracy drop of `classifier` under random noise band-passed to each frequency (Park & Kim, Fig. 2b).
 
@@ -116,6 +117,8 @@ def frequency_noise(
     clip: clamp noisy pixels to [0, 1]; off by default, as Park & Kim add the noise to normalised images.
     seed: with each image's sample id, draws its white noise (the same for every band; independent of
         `batch_size`).
+    sample_ids: (N,) integer ids that key each image's noise (default: as `prepare_inputs`), so that a subset of
+        the images gets the noise it gets among all of them.
     """
     seed = check_seed(seed)
     if (
@@ -125,7 +128,7 @@ def frequency_noise(
         or epsilon < 0
     ):
         raise ValueError(f"epsilon must be a non-negative number, got {epsilon!r}.")
-    inputs = prepare_inputs(classifier, images, labels, limit=limit)
+    inputs = prepare_inputs(classifier, images, labels, limit=limit, sample_ids=sample_ids)
     band_centres = _check_frequencies(frequencies, bandwidth, tuple(inputs.pixels.shape[-2:]))
     magnitude = [float(epsilon) * s for s in classifier.preprocessing.std]
     clean_correct = []

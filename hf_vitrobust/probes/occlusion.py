@@ -91,6 +91,7 @@ def occlusion_sweep(
     batch_size: int = DEFAULT_BATCH_SIZE,
     ratios: Sequence[float] = DEFAULT_RATIOS,
     limit: int | None = None,
+    sample_ids: torch.Tensor | Sequence[int] | None = None,
 ) -> OcclusionResult:
     """Top-1 accuracy and mean confidence of `classifier` with one black square hole covering each ratio of the
     image area (Paul & Chen, AAAI 2022, Cutout).
@@ -100,9 +101,11 @@ def occlusion_sweep(
     ratios: masked fractions in [0, 1]; 0 gives the clean accuracy. Default (0, 0.05, 0.1, 0.2, 0.5).
     seed: with each image's sample id, places its hole; the same position (relative to the free room) for every
         ratio, and independent of `batch_size`.
+    sample_ids: (N,) integer ids that key each image's hole (default: as `prepare_inputs`), so that a subset of
+        the images gets the holes it gets among all of them.
     """
     seed = check_seed(seed)
-    inputs = prepare_inputs(classifier, images, labels, limit=limit)
+    inputs = prepare_inputs(classifier, images, labels, limit=limit, sample_ids=sample_ids)
     ratio_list = _check_ratios(ratios, tuple(inputs.pixels.shape[-2:]))
     record_ratios, correct, confidence, true_probability = [], [], [], []
     for ratio in ratio_list:

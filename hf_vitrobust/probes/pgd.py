@@ -225,6 +225,7 @@ def pgd_loss_progression(
     random_start: bool = False,
     num_images: int | None = 100,
     limit: int | None = None,
+    sample_ids: torch.Tensor | Sequence[int] | None = None,
 ) -> PGDLossResult:
     """The cross-entropy at every step of an L-inf attack on the first `num_images` correctly classified images.
 
@@ -234,6 +235,7 @@ def pgd_loss_progression(
     random_start: start from a uniform point of the eps-ball, drawn per image from (seed, sample id).
     num_images: how many correctly classified images to attack (the first ones in input order; fewer if the
         inputs hold fewer; None: all of them). limit: read at most this many inputs.
+    sample_ids: (N,) integer ids that key each image's random start (default: as `prepare_inputs`).
     """
     seed = check_seed(seed)
     check_batch_size(batch_size)
@@ -244,7 +246,7 @@ def pgd_loss_progression(
         isinstance(num_images, bool) or not isinstance(num_images, int) or num_images < 1
     ):
         raise ValueError(f"num_images must be a positive int or None, got {num_images!r}.")
-    inputs = prepare_inputs(classifier, images, labels, limit=limit)
+    inputs = prepare_inputs(classifier, images, labels, limit=limit, sample_ids=sample_ids)
     correct = predict_logits(classifier, inputs.pixels, batch_size).argmax(dim=1) == inputs.labels
     chosen = torch.nonzero(correct).squeeze(1)[:num_images]
     if chosen.numel() == 0:

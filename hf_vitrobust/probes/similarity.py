@@ -87,8 +87,10 @@ def unbiased_hsic(grams_x: torch.Tensor, grams_y: torch.Tensor) -> torch.Tensor:
     return (trace + sums - cross) / (n * (n - 3))
 
 
-def _cka_from_hsic(cross: torch.Tensor, self_x: torch.Tensor, self_y: torch.Tensor) -> torch.Tensor:
-    """cross / sqrt(self_x self_y), and 0 where a self-HSIC is not positive (constant features)."""
+def cka_from_hsic(cross: torch.Tensor, self_x: torch.Tensor, self_y: torch.Tensor) -> torch.Tensor:
+    """CKA (Lx, Ly) from accumulated HSIC sums: cross (Lx, Ly) / sqrt(self_x (Lx,) self_y (Ly,)), and 0 where a
+    self-HSIC is not positive (constant features). Sums of `MinibatchCKA.hsic_sums` over disjoint minibatches
+    give the minibatch CKA of all of them."""
     denominator = torch.sqrt(self_x.clamp_min(0.0)[:, None] * self_y.clamp_min(0.0)[None, :])
     valid = denominator > 0
     return torch.where(valid, cross / torch.where(valid, denominator, 1.0), 0.0)
@@ -109,10 +111,10 @@ def linear_cka(x: torch.Tensor, y: torch.Tensor, *, unbiased: bool = False) -> f
     gram_x, gram_y = centered_gram(x), centered_gram(y)
     if unbiased:
         hsic = unbiased_hsic(torch.stack([gram_x, gram_y]), torch.stack([gram_x, gram_y]))
-        cka = _cka_from_hsic(hsic[:1, 1:], hsic[0, 0:1], hsic[1, 1:2])
+        cka = cka_from_hsic(hsic[:1, 1:], hsic[0, 0:1], hsic[1, 1:2])
     else:
         cross = (gram_x * gram_y).sum().reshape(1, 1)
-        cka = _cka_from_hsic(cross, (gram_x * gram_x).sum().reshape(1), (gram_y * gram_y).sum().reshape(1))
+        cka = cka_from_hsic(cross, (gram_x * gram_x).sum().reshape(1), (gram_y * gram_y).sum().reshape(1))
     return float(cka[0, 0])
 
 
@@ -163,11 +165,19 @@ class MinibatchCKA:
             self._self_y = self._self_y + self_y
         self.num_minibatches += 1
 
+    @property
+    def hsic_sums(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The accumulated (cross (num_x, num_y), self_x (num_x,), self_y (num_y,)) HSIC_1 sums, float64, for
+        merging accumulators of disjoint minibatches (add them, then `cka_from_hsic`)."""
+        if self._cross is None:
+            raise ValueError("MinibatchCKA.hsic_sums before any update().")
+        return self._cross, self._self_x, self._self_y
+
     def compute(self) -> torch.Tensor:
         """The (num_x, num_y) CKA matrix, float64; 0 for layers with constant features."""
         if self._cross is None:
             raise ValueError("MinibatchCKA.compute() before any update().")
-        return _cka_from_hsic(self._cross, self._self_x, self._self_y)
+        return cka_from_hsic(self._cross, self._self_x, self._self_y)
 
 
 def minibatch_slices(total: int, minibatch_size: int) -> list[slice]:
@@ -224,6 +234,42 @@ def _spatial_maps(
     return {name: torch.cat(values) for name, values in parts.items()}
 
 
+def accumulate_minibatch_cka(
+    classifier: Classifier,
+    pixels: torch.Tensor,
+    *,
+    layers: Sequence[str] | None = None,
+    minibatch_size: int = DEFAULT_MINIBATCH_SIZE,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    other: Classifier | None = None,
+    other_layers: Sequence[str] | None = None,
+) -> tuple[MinibatchCKA, list[str], list[str]]:
+    """The HSIC accumulation behind `feature_similarity` on pixels (N >= 4, on the classifier's device), split into
+    `minibatch_slices(N, minibatch_size)`: (accumulator, row layer names, column layer names).
+
+    Accumulators of disjoint runs can be merged by adding their `hsic_sums` (`cka_from_hsic`)."""
+    if pixels.shape[0] < MIN_MINIBATCH_SIZE:
+        raise ValueError(f"Minibatch CKA needs at least {MIN_MINIBATCH_SIZE} images, got {pixels.shape[0]}.")
+    accumulator: MinibatchCKA | None = None
+    names: list[str] = []
+    other_names: list[str] = []
+    for part in minibatch_slices(pixels.shape[0], minibatch_size):
+        maps = _spatial_maps(classifier, pixels[part], layers, batch_size)
+        other_maps = None
+        if other is not None:
+            other_maps = _spatial_maps(other, pixels[part].to(other.device), other_layers, batch_size)
+        if accumulator is None:
+            names = list(maps)
+            other_names = names if other_maps is None else list(other_maps)
+            accumulator = MinibatchCKA(len(names), None if other_maps is None else len(other_names))
+        accumulator.update(
+            [maps[name] for name in names],
+            None if other_maps is None else [other_maps[name].to(pixels.device) for name in other_names],
+        )
+    assert accumulator is not None
+    return accumulator, names, other_names
+
+
 def feature_similarity(
     classifier: Classifier,
     images: torch.Tensor | Iterable[object],
@@ -269,25 +315,15 @@ def feature_similarity(
     inputs = prepare_inputs(classifier, images, labels, limit=limit, require_labels=False)
     if len(inputs) < MIN_MINIBATCH_SIZE:
         raise ValueError(f"feature_similarity needs at least {MIN_MINIBATCH_SIZE} images, got {len(inputs)}.")
-    accumulator: MinibatchCKA | None = None
-    names: list[str] = []
-    other_names: list[str] = []
-    for part in minibatch_slices(len(inputs), minibatch_size):
-        maps = _spatial_maps(classifier, inputs.pixels[part], layers, batch_size)
-        other_maps = None
-        if other is not None:
-            other_maps = _spatial_maps(other, inputs.pixels[part].to(other.device), other_layers, batch_size)
-        if accumulator is None:
-            names = list(maps)
-            other_names = names if other_maps is None else list(other_maps)
-            accumulator = MinibatchCKA(len(names), None if other_maps is None else len(other_names))
-        accumulator.update(
-            [maps[name] for name in names],
-            None
-            if other_maps is None
-            else [other_maps[name].to(inputs.pixels.device) for name in other_names],
-        )
-    assert accumulator is not None
+    accumulator, names, other_names = accumulate_minibatch_cka(
+        classifier,
+        inputs.pixels,
+        layers=layers,
+        minibatch_size=minibatch_size,
+        batch_size=batch_size,
+        other=other,
+        other_layers=other_layers,
+    )
     cka = accumulator.compute().cpu()
     return FeatureSimilarityResult(
         names,
@@ -303,7 +339,9 @@ __all__ = [
     "DEFAULT_MINIBATCH_SIZE",
     "FeatureSimilarityResult",
     "MinibatchCKA",
+    "accumulate_minibatch_cka",
     "centered_gram",
+    "cka_from_hsic",
     "feature_similarity",
     "linear_cka",
     "minibatch_slices",

@@ -1,0 +1,151 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Per-sample predictions: what a model said about every sample, as the rows of a parquet file.
+
+One row per sample (one per sequence for ImageNet-P), in stream order, with enough to recompute every metric
+later without the model: the top-1 and top-5 classes, the maximum softmax probability, the true class's
+probability, the argmax over the benchmark's class subset (ImageNet-A/R/O), the ImageNet-O score, the sample's
+corruption / severity / variant / perturbation, and for benchmarks that are not expanded by corruptions the full
+logits (calibration and masked accuracy need them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from ..data import NO_LABEL, Benchmark
+from ..data.samples import Sample
+
+TOP_K = 5
+
+PREDICTION_SCHEMA = pa.schema(
+    [
+        ("position", pa.int64()),
+        ("sample_id", pa.string()),
+        ("label", pa.int64()),
+        ("prediction", pa.int64()),
+        ("top5", pa.list_(pa.int64())),
+        ("confidence", pa.float32()),
+        ("true_probability", pa.float32()),
+        ("subset_prediction", pa.int64()),
+        ("ood_score", pa.float32()),
+        ("corruption", pa.string()),
+        ("severity", pa.int64()),
+        ("variant", pa.string()),
+        ("perturbation", pa.string()),
+        ("difficulty", pa.int64()),
+        ("is_ood", pa.bool_()),
+        ("frame_predictions", pa.list_(pa.int64())),
+        ("frame_top5", pa.list_(pa.list_(pa.int64()))),
+        ("logits", pa.list_(pa.float32())),
+        ("metadata", pa.string()),
+    ]
+)
+
+
+def keeps_logits(benchmark: Benchmark, expanded: bool) -> bool:
+    """Full logits are stored for clean, non-sequence benchmarks (calibration and masked accuracy need them); not
+    for ImageNet-C/-P, which would multiply the file size by the number of corruptions."""
+    return not expanded and benchmark.task != "sequence"
+
+
+def _metadata_value(sample: Sample, key: str) -> Any:
+    value = sample.metadata.get(key)
+    return None if value is None else value
+
+
+def prediction_rows(
+    benchmark: Benchmark,
+    positions: list[int],
+    samples: list[Sample],
+    logits: torch.Tensor,
+    keep_logits: bool,
+) -> dict[str, list[Any]]:
+    """Columns of `PREDICTION_SCHEMA` for one chunk. `logits`: (n, classes), or (n, T, classes) for sequences."""
+    logits = logits.detach().to(torch.float32).cpu()
+    n = len(samples)
+    columns: dict[str, list[Any]] = {name: [None] * n for name in PREDICTION_SCHEMA.names}
+    columns["position"] = list(positions)
+    columns["sample_id"] = [s.sample_id for s in samples]
+    columns["label"] = [int(s.label) for s in samples]
+    columns["metadata"] = [json.dumps(s.metadata, sort_keys=True, default=str) for s in samples]
+    for key, column in (
+        ("corruption", "corruption"),
+        ("severity", "severity"),
+        ("variant", "variant"),
+        ("perturbation", "perturbation"),
+        ("difficulty", "difficulty"),
+        ("is_ood", "is_ood"),
+    ):
+        columns[column] = [_metadata_value(s, key) for s in samples]
+    k = min(TOP_K, logits.shape[-1])
+    if benchmark.task == "sequence":
+        top = logits.topk(k, dim=-1).indices  # (n, T, k)
+        columns["frame_top5"] = top.tolist()
+        columns["frame_predictions"] = top[..., 0].tolist()
+        last = logits[:, 0]  # the clean first frame stands for the sequence in the generic columns
+    else:
+        last = logits
+    probabilities = last.softmax(dim=-1)
+    confidence, prediction = probabilities.max(dim=-1)
+    columns["prediction"] = prediction.tolist()
+    columns["top5"] = last.topk(k, dim=-1).indices.tolist()
+    columns["confidence"] = confidence.tolist()
+    labels = torch.tensor(columns["label"], dtype=torch.int64)
+    valid = (labels >= 0) & (labels < last.shape[-1])
+    true_probability = torch.full((n,), math.nan)
+    if valid.any():
+        true_probability[valid] = probabilities[valid, labels[valid]]
+    columns["true_probability"] = true_probability.tolist()
+    subset = benchmark.class_subset
+    if subset is not None and last.shape[-1] == 1000:
+        indices = torch.as_tensor(subset.class_indices, dtype=torch.int64)
+        sub_logits = last[:, indices]
+        columns["subset_prediction"] = indices[sub_logits.argmax(dim=-1)].tolist()
+        if benchmark.task == "ood":
+            # Hendrycks et al. (2021): anomaly score = -max softmax over ImageNet-O's 200 classes.
+            columns["ood_score"] = (-sub_logits.softmax(dim=-1).max(dim=-1).values).tolist()
+    else:
+        columns["subset_prediction"] = list(columns["prediction"])
+    if keep_logits:
+        columns["logits"] = last.tolist()
+    return columns
+
+
+def empty_columns() -> dict[str, list[Any]]:
+    return {name: [] for name in PREDICTION_SCHEMA.names}
+
+
+def to_table(columns: dict[str, list[Any]], skipped: dict[str, Any] | None = None) -> pa.Table:
+    """A chunk's columns as a table; the chunk's skip report rides in the schema metadata."""
+    table = pa.table(columns, schema=PREDICTION_SCHEMA)
+    if skipped is not None:
+        table = table.replace_schema_metadata({"hf_vitrobust.skipped": json.dumps(skipped)})
+    return table
+
+
+def chunk_skips(table: pa.Table) -> dict[str, Any]:
+    metadata = table.schema.metadata or {}
+    raw = metadata.get(b"hf_vitrobust.skipped")
+    return json.loads(raw) if raw else {"skipped": {}, "examples": [], "converted_to_rgb": {}}
+
+
+def label_array(table: Any) -> np.ndarray:
+    return np.asarray(table["label"], dtype=np.int64)
+
+
+__all__ = [
+    "NO_LABEL",
+    "PREDICTION_SCHEMA",
+    "TOP_K",
+    "chunk_skips",
+    "empty_columns",
+    "keeps_logits",
+    "prediction_rows",
+    "to_table",
+]

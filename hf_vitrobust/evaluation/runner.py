@@ -1,0 +1,621 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""The evaluation runner: every model of a run on every benchmark and probe of a suite.
+
+    results = evaluate(EvaluationConfig(models=["google/vit-base-patch16-224"], suite="paper", output="runs/vit"))
+
+A run validates everything first (suite, sources, label spaces, options), then, model by model:
+1. streams each benchmark in chunks (see `distributed`): this process's chunks are decoded, corrupted (ImageNet-C/-P
+   generated on the fly) and preprocessed by DataLoader workers, classified in batches, and written as one parquet
+   file per chunk; rank 0 merges the chunks into `predictions/<model>/<benchmark>.parquet` and computes the metrics;
+2. runs each probe on its selected images (chosen from the clean predictions, the same on every rank), chunk by
+   chunk across the ranks, one partial result file per chunk, merged by rank 0.
+Then rank 0 writes results.json and the report. Every file is written atomically; `resume=True` skips the chunks
+already on disk, so a killed run continues where it stopped and ends with the same results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from torch.utils.data import DataLoader
+from tqdm.auto import tqdm
+
+from .. import __version__
+from ..corruptions.export import stable_sample_index
+from ..data import BENCHMARKS, Benchmark, SkipReport, get_benchmark, load_benchmark
+from ..data.samples import MAX_REPORTED_SKIPS
+from ..models.classifier import Classifier, load_classifier
+from .distributed import ProcessGroup, process_group
+from .predictions import chunk_skips, empty_columns, keeps_logits, prediction_rows, to_table
+from .probe_tasks import ProbeNotApplicable, get_probe_task, select_images
+from .results import SCHEMA, SCHEMA_VERSION, environment, json_safe, model_key, utc_now
+from .scoring import benchmark_metrics, headline
+from .store import ChunkStore, load_tensors, save_tensors_atomic, write_json_atomic, write_parquet_atomic
+from .streams import ChunkDataset, ChunkInputs, StreamEnd, StreamPlan, collate_identity, plan_stream
+from .suite import Suite, load_suite
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "builtin:efficientnet_lite0"
+PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+#: How many classes a classifier needs for each label space (ImageNet-9 is scored by mapping ImageNet classes).
+LABEL_SPACE_CLASSES = {"imagenet-1k": 1000, "imagenet-9": 1000, "cifar10": 10, "cifar100": 100}
+
+#: The clean benchmark whose predictions give a corrupted benchmark's clean error (relative mCE).
+CLEAN_OF = {"imagenet-c": "imagenet-val", "cifar10-c": "cifar10", "cifar100-c": "cifar100"}
+
+#: Run settings that change results: a resumed run must use the same ones.
+_RESULT_SETTINGS = ("models", "suite", "data", "limit", "seed", "precision", "chunk_size")
+
+
+@dataclass
+class EvaluationConfig:
+    """One run. Empty / None fields take the suite's values (models: the suite's, else the builtin model).
+
+    data: benchmark name -> source string (Hub id, local path, "generated:<clean source>", "builtin"), overriding
+        the suite's. limit: at most this many images per benchmark (clean images for generated ImageNet-C/-P, per
+        half for ImageNet-O). precision: autocast dtype of the benchmark passes (probes run in float32).
+    """
+
+    models: Sequence[str] = ()
+    suite: str = "demo"
+    data: Mapping[str, str] = field(default_factory=dict)
+    limit: int | None = None
+    batch_size: int | None = None
+    precision: str = "fp32"
+    compile: bool = False
+    num_workers: int = 0
+    output: str | os.PathLike = "vitrobust-results"
+    resume: bool = False
+    seed: int | None = None
+    device: str | None = None
+    report: bool = True
+    progress: bool = True
+
+
+class EvaluationError(ValueError):
+    """A run that cannot start: a bad option, name, source or label space; raised before any work."""
+
+
+def _close_matches(name: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
+    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _check_positive(name: str, value: int | None, minimum: int = 1) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
+        raise EvaluationError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+
+
+@dataclass
+class _ModelEntry:
+    key: str
+    spec: str
+    classifier: Classifier
+    skipped: dict[str, str] = field(default_factory=dict)  # benchmark -> why this model is not scored on it
+
+    def describe(self) -> dict[str, Any]:
+        module = self.classifier.module
+        return {
+            "key": self.key,
+            "spec": self.spec,
+            "name": self.classifier.name,
+            "kind": self.classifier.kind,
+            "num_classes": self.classifier.num_classes,
+            "input_size": list(self.classifier.input_size),
+            "num_parameters": int(sum(p.numel() for p in module.parameters())),
+        }
+
+
+class Runner:
+    """Carries one run: its settings, process group, run folder, models and stream plans."""
+
+    def __init__(self, config: EvaluationConfig) -> None:
+        self.config = config
+        try:
+            self.suite: Suite = load_suite(config.suite)
+        except (ValueError, FileNotFoundError) as error:
+            raise EvaluationError(str(error)) from error
+        if config.precision not in PRECISIONS:
+            raise EvaluationError(
+                f"precision must be one of {', '.join(PRECISIONS)}, got {config.precision!r}."
+                + _close_matches(str(config.precision), list(PRECISIONS))
+            )
+        _check_positive("limit", config.limit)
+        _check_positive("batch_size", config.batch_size)
+        _check_positive("num_workers", config.num_workers, minimum=0)
+        if config.seed is not None:
+            _check_positive("seed", config.seed, minimum=0)
+        self.seed = self.suite.seed if config.seed is None else config.seed
+        self.batch_size = config.batch_size or self.suite.batch_size
+        self.chunk_size = self.suite.chunk_size
+        suite_benchmarks = [spec.name for spec in self.suite.benchmarks]
+        for name in config.data:
+            if name not in suite_benchmarks:
+                known = name in BENCHMARKS
+                raise EvaluationError(
+                    f"--data {name}=...: "
+                    + (
+                        f"the suite {self.suite.name!r} has no benchmark {name!r}"
+                        if known
+                        else f"unknown benchmark {name!r}"
+                    )
+                    + f" (its benchmarks: {', '.join(suite_benchmarks)})."
+                    + _close_matches(name, suite_benchmarks)
+                )
+        specs = list(config.models) or list(self.suite.models) or [DEFAULT_MODEL]
+        if len(set(specs)) != len(specs):
+            raise EvaluationError(f"A model is given twice: {specs}.")
+        self.model_specs = specs
+        self.output = Path(config.output)
+        self.work = self.output / ".work"
+        self.group: ProcessGroup = process_group(config.device)
+        self.benchmarks: dict[str, Benchmark] = {s.name: get_benchmark(s.name) for s in self.suite.benchmarks}
+        self.settings = {
+            "models": specs,
+            "suite": self.suite.name,
+            "data": dict(sorted(config.data.items())),
+            "limit": config.limit,
+            "seed": self.seed,
+            "precision": config.precision,
+            "chunk_size": self.chunk_size,
+            "batch_size": self.batch_size,
+            "compile": config.compile,
+            "num_workers": config.num_workers,
+            "num_processes": self.group.world_size,
+            "device": str(self.group.device),
+        }
+
+    # ------------------------------------------------------------------------------------------------ set-up
+    def _plans(self) -> dict[str, StreamPlan]:
+        plans = {}
+        for spec in self.suite.benchmarks:
+            benchmark = self.benchmarks[spec.name]
+            source = self.config.data.get(spec.name, spec.source)
+            limit = self.config.limit if self.config.limit is not None else spec.limit
+            try:
+                resolved = load_benchmark(spec.name, source, seed=self.seed, **spec.options)
+                resolved.validate()
+            except (ValueError, FileNotFoundError, OSError) as error:
+                raise EvaluationError(f"{spec.name}: cannot read source {source!r}: {error}") from error
+            plans[spec.name] = plan_stream(benchmark, resolved, limit, self.chunk_size, dict(spec.options))
+        return plans
+
+    def _load_models(self) -> list[_ModelEntry]:
+        """Load every model and match its label space to the benchmarks. A benchmark the model cannot be scored on
+        is an error when the user named it (--data) or when nothing else is left; otherwise (a suite that mixes
+        ImageNet and CIFAR benchmarks) it is skipped for that model and recorded as such."""
+        entries: list[_ModelEntry] = []
+        for spec in self.model_specs:
+            try:
+                classifier = load_classifier(spec, device=self.group.device)
+            except (OSError, ValueError, KeyError) as error:
+                raise EvaluationError(f"Cannot load model {spec!r}: {error}") from error
+            skipped = {}
+            for name, benchmark in self.benchmarks.items():
+                needed = LABEL_SPACE_CLASSES[benchmark.label_space]
+                if classifier.num_classes == needed or (
+                    benchmark.label_space == "imagenet-9" and classifier.num_classes == 9
+                ):
+                    continue
+                message = (
+                    f"Model {spec!r} predicts {classifier.num_classes} classes, but {name} is scored in the "
+                    f"{benchmark.label_space} label space ({needed} classes)"
+                )
+                if name in self.config.data:
+                    raise EvaluationError(f"{message}: use a {benchmark.label_space} classifier for it.")
+                skipped[name] = message
+            if len(skipped) == len(self.benchmarks):
+                raise EvaluationError(
+                    f"{next(iter(skipped.values()))}; no benchmark of the suite {self.suite.name!r} fits this "
+                    "model: use a classifier of the suite's label space or another suite."
+                )
+            for name, message in skipped.items():
+                logger.warning("%s: skipping %s.", message, name)
+            entries.append(_ModelEntry(model_key(spec, [e.key for e in entries]), spec, classifier, skipped))
+        return entries
+
+    def _prepare_folder(self) -> None:
+        run_file = self.work / "run.json"
+        recorded = {key: self.settings[key] for key in _RESULT_SETTINGS}
+        if self.group.is_main:
+            if run_file.is_file():
+                previous = json.loads(run_file.read_text())
+                if not self.config.resume:
+                    raise EvaluationError(
+                        f"{self.output} holds an earlier run: pass --resume to continue it, or choose another "
+                        "--output folder."
+                    )
+                changed = [k for k in _RESULT_SETTINGS if previous.get(k) != recorded[k]]
+                if changed:
+                    details = ", ".join(f"{k}: {previous.get(k)!r} -> {recorded[k]!r}" for k in changed)
+                    raise EvaluationError(
+                        f"--resume with different settings ({details}); use a new --output."
+                    )
+            elif (self.output / "results.json").is_file() and not self.config.resume:
+                raise EvaluationError(f"{self.output} already holds results; choose another --output folder.")
+            write_json_atomic(run_file, recorded)
+        self.group.barrier()
+
+    # -------------------------------------------------------------------------------------------- benchmarks
+    @contextlib.contextmanager
+    def _autocast(self) -> Iterator[None]:
+        dtype = PRECISIONS[self.config.precision]
+        if dtype == torch.float32:
+            yield
+            return
+        with torch.autocast(device_type=self.group.device.type, dtype=dtype):
+            yield
+
+    def _classify(self, model: torch.nn.Module, pixels: torch.Tensor) -> torch.Tensor:
+        """Logits of (n, 3, h, w) or (n, T, 3, h, w) pixels, in batches of `batch_size` images."""
+        flat = pixels.flatten(0, pixels.dim() - 4)
+        outputs = []
+        with torch.inference_mode(), self._autocast():
+            for start in range(0, flat.shape[0], self.batch_size):
+                batch = flat[start : start + self.batch_size].to(self.group.device, non_blocking=True)
+                outputs.append(model(batch).float().cpu())
+        logits = torch.cat(outputs)
+        return logits.view(*pixels.shape[: pixels.dim() - 3], logits.shape[-1])
+
+    def _progress(self, description: str, total: int | None) -> tqdm:
+        return tqdm(
+            total=total,
+            desc=description,
+            unit="img",
+            disable=not (self.config.progress and self.group.is_main),
+            dynamic_ncols=True,
+            leave=False,
+        )
+
+    def _run_stream(self, entry: _ModelEntry, name: str, plan: StreamPlan, model: torch.nn.Module) -> None:
+        """This rank's chunks of one benchmark -> chunk parquet files; then the stream's length is recorded."""
+        store = ChunkStore(self.work / entry.key / "benchmarks" / name, "parquet")
+        done = store.done_indices()
+        keep_logits = keeps_logits(plan.benchmark, plan.generated is not None)
+        dataset = ChunkDataset(
+            plan,
+            entry.classifier.preprocessing,
+            lambda index: self.group.owns(index) and index not in done,
+        )
+        loader = DataLoader(
+            dataset,
+            batch_size=None,
+            num_workers=self.config.num_workers,
+            collate_fn=collate_identity,
+            persistent_workers=False,
+        )
+        total = None
+        if plan.raw.__class__.__name__ == "LimitedSource":
+            total = plan.raw.limit * (plan.positions_per_chunk // plan.chunk_size)
+        ends: list[StreamEnd] = []
+        with self._progress(f"{entry.key} {name}", total) as bar:
+            for item in loader:
+                if isinstance(item, StreamEnd):
+                    ends.append(item)
+                    continue
+                chunk: ChunkInputs = item
+                columns = empty_columns()
+                if chunk.pixels is not None:
+                    logits = self._classify(model, chunk.pixels)
+                    columns = prediction_rows(
+                        plan.benchmark, chunk.positions, chunk.samples, logits, keep_logits
+                    )
+                write_parquet_atomic(store.path(chunk.index), to_table(columns, chunk.skipped))
+                bar.update(len(chunk.positions) * self.group.world_size)
+        end = ends[0]
+        store.mark_complete(self.group.rank, end.num_chunks, end.num_items)
+
+    def _merge_stream(self, entry: _ModelEntry, name: str) -> tuple[pd.DataFrame, SkipReport, int]:
+        """Rank 0: every chunk of a benchmark, in order -> one table; fails loudly on a lost or duplicated sample."""
+        store = ChunkStore(self.work / entry.key / "benchmarks" / name, "parquet")
+        ends = [store.completion(rank) for rank in range(self.group.world_size)]
+        if any(end is None for end in ends) or len({end["num_chunks"] for end in ends}) != 1:
+            raise RuntimeError(f"{name}: the processes disagree on the stream's length: {ends}.")
+        num_chunks, num_items = ends[0]["num_chunks"], ends[0]["num_items"]
+        missing = store.missing(num_chunks)
+        if missing:
+            raise RuntimeError(f"{name}: chunks {missing[:10]} of {num_chunks} were never written.")
+        report = SkipReport()
+        tables = []
+        for index in range(num_chunks):
+            table = pq.read_table(store.path(index))
+            skips = chunk_skips(table)
+            report.skipped.update(skips.get("skipped", {}))
+            report.converted.update(skips.get("converted_to_rgb", {}))
+            room = MAX_REPORTED_SKIPS - len(report.examples)
+            report.examples.extend(skips.get("examples", [])[: max(room, 0)])
+            tables.append(table.replace_schema_metadata(None))
+        merged = pa.concat_tables(tables)
+        frame = merged.to_pandas()
+        if frame["sample_id"].duplicated().any():
+            duplicated = frame.loc[frame["sample_id"].duplicated(), "sample_id"].head(5).tolist()
+            raise RuntimeError(f"{name}: samples evaluated twice: {duplicated}.")
+        if not frame["position"].is_monotonic_increasing:
+            raise RuntimeError(f"{name}: the merged predictions are out of stream order.")
+        path = self.output / "predictions" / entry.key / f"{name}.parquet"
+        write_parquet_atomic(path, merged)
+        return frame, report, num_items
+
+    # ------------------------------------------------------------------------------------------------ probes
+    def _probe_inputs(
+        self, plan: StreamPlan, classifier: Classifier, positions: set[int]
+    ) -> dict[int, tuple[torch.Tensor, int, int]]:
+        """position -> (pixels, label, stable sample id) for the given stream positions (one pass over the stream,
+        decoding only those)."""
+        from .streams import chunked, prepare_chunk
+
+        found: dict[int, tuple[torch.Tensor, int, int]] = {}
+        if not positions:
+            return found
+        last = max(positions)
+        for index, items in chunked(plan.raw.raw_samples(), plan.chunk_size):
+            wanted = [(p, raw) for p, raw in items if p in positions]
+            if wanted:
+                chunk = prepare_chunk(plan, index, wanted, classifier.preprocessing)
+                if chunk.pixels is None:
+                    continue
+                for position, sample, pixel in zip(chunk.positions, chunk.samples, chunk.pixels, strict=True):
+                    found[position] = (pixel, sample.label, stable_sample_index(sample.sample_id))
+            if items[-1][0] >= last:
+                break
+        return found
+
+    def _select_probe_images(self, frames: dict[str, pd.DataFrame]) -> dict[str, list[int]]:
+        """Rank 0: probe name -> the stream positions of its images, chosen from the clean predictions."""
+        selections = {}
+        for spec in self.suite.probes:
+            if spec.benchmark not in frames:
+                continue
+            frame = frames[spec.benchmark]
+            selected = select_images(
+                get_probe_task(spec.name).selection,
+                spec.num_images,
+                frame["sample_id"].tolist(),
+                frame["label"].to_numpy(),
+                frame["prediction"].to_numpy(),
+                self.seed,
+            )
+            selections[spec.name] = (
+                frame["position"].to_numpy()[np.asarray(selected, dtype=np.int64)].tolist()
+            )
+        return selections
+
+    def _run_probes(
+        self, entry: _ModelEntry, plans: dict[str, StreamPlan], selections: dict[str, list[int]]
+    ) -> dict[str, Any]:
+        """Every probe of the suite on its selected images: this rank's chunks, then (rank 0) the merge."""
+        results: dict[str, Any] = {}
+        classifier = entry.classifier
+        jobs = []  # (spec, task, chunks of positions)
+        for spec in self.suite.probes:
+            task = get_probe_task(spec.name)
+            if spec.benchmark in entry.skipped:
+                results[spec.name] = {"skipped": entry.skipped[spec.benchmark], "benchmark": spec.benchmark}
+                continue
+            try:
+                task.check_applicable(classifier)
+            except ProbeNotApplicable as reason:
+                results[spec.name] = {"skipped": str(reason), "benchmark": spec.benchmark}
+                continue
+            positions = selections[spec.name]
+            size = task.chunk_size
+            chunks = [positions[i : i + size] for i in range(0, len(positions), size)]
+            jobs.append((spec, task, chunks))
+        # This rank's images of every probe, fetched in one pass per benchmark.
+        needed: dict[str, set[int]] = {}
+        for spec, _task, chunks in jobs:
+            store = ChunkStore(self.work / entry.key / "probes" / spec.name, "pt")
+            done = store.done_indices()
+            for index, chunk in enumerate(chunks):
+                if self.group.owns(index) and index not in done:
+                    needed.setdefault(spec.benchmark, set()).update(chunk)
+        inputs = {
+            name: self._probe_inputs(plans[name], classifier, wanted) for name, wanted in needed.items()
+        }
+        for spec, task, chunks in jobs:
+            store = ChunkStore(self.work / entry.key / "probes" / spec.name, "pt")
+            done = store.done_indices()
+            started = time.perf_counter()
+            params = dict(spec.params)
+            mine = [i for i in range(len(chunks)) if self.group.owns(i) and i not in done]
+            with self._progress(f"{entry.key} probe {spec.name}", len(chunks)) as bar:
+                for index in mine:
+                    rows = [inputs[spec.benchmark][p] for p in chunks[index] if p in inputs[spec.benchmark]]
+                    pixels = torch.stack([r[0] for r in rows]).to(classifier.device)
+                    labels = torch.tensor([r[1] for r in rows], dtype=torch.int64, device=classifier.device)
+                    ids = torch.tensor([r[2] for r in rows], dtype=torch.int64, device=classifier.device)
+                    partial = task.run(classifier, pixels, labels, ids, self.seed, params)
+                    save_tensors_atomic(store.path(index), partial)
+                    bar.update(self.group.world_size)
+            store.mark_complete(self.group.rank, len(chunks), sum(len(c) for c in chunks))
+            results[spec.name] = {"_chunks": len(chunks), "_seconds": time.perf_counter() - started}
+        self.group.barrier()
+        if not self.group.is_main:
+            return {}
+        merged: dict[str, Any] = {}
+        for spec in self.suite.probes:
+            entry_result = results.get(spec.name)
+            if entry_result is None or "skipped" in entry_result:
+                merged[spec.name] = entry_result
+                continue
+            task = get_probe_task(spec.name)
+            store = ChunkStore(self.work / entry.key / "probes" / spec.name, "pt")
+            num_chunks = entry_result["_chunks"]
+            missing = store.missing(num_chunks)
+            if missing:
+                raise RuntimeError(f"probe {spec.name}: chunks {missing[:10]} were never written.")
+            if num_chunks == 0:
+                merged[spec.name] = {"skipped": "no images were selected", "benchmark": spec.benchmark}
+                continue
+            partials = [load_tensors(store.path(i)) for i in range(num_chunks)]
+            value = json_safe(task.merge(partials))
+            value.update({"benchmark": spec.benchmark, "params": json_safe(dict(spec.params))})
+            merged[spec.name] = value
+        return merged
+
+    # ---------------------------------------------------------------------------------------------------- run
+    def run(self) -> dict[str, Any]:
+        plans = self._plans()
+        for spec in self.suite.probes:
+            plan = plans.get(spec.benchmark)
+            if plan is None:
+                raise EvaluationError(
+                    f"probe {spec.name}: its benchmark {spec.benchmark!r} is not in the suite."
+                )
+            if plan.generated is not None or plan.benchmark.task != "classification":
+                raise EvaluationError(
+                    f"probe {spec.name}: probes take clean classification images, not {spec.benchmark!r}."
+                )
+        models = self._load_models()
+        self._prepare_folder()
+        started = time.perf_counter()
+        results: dict[str, Any] = {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "created": utc_now(),
+            "hf_vitrobust_version": __version__,
+            "complete": False,
+            "suite": self.suite.to_dict(),
+            "seed": self.seed,
+            "settings": self.settings,
+            "environment": environment(self.group.device, self.group.world_size),
+            "models": [entry.describe() for entry in models],
+            "benchmarks": {},
+            "metrics": {},
+            "probes": {},
+            "predictions": {},
+            "figures": {},
+            "timing": {},
+            "summary": {},
+        }
+        for entry in models:
+            model: torch.nn.Module = entry.classifier
+            if self.config.compile:
+                model = torch.compile(entry.classifier)
+            frames: dict[str, pd.DataFrame] = {}
+            timing: dict[str, float] = {}
+            metrics: dict[str, Any] = {}
+            summary: dict[str, Any] = {}
+            for name, reason in entry.skipped.items():
+                metrics[name] = {"skipped": reason}
+            for name, plan in plans.items():
+                if name in entry.skipped:
+                    continue
+                begin = time.perf_counter()
+                self._run_stream(entry, name, plan, model)
+                self.group.barrier()
+                if self.group.is_main:
+                    frame, report, num_items = self._merge_stream(entry, name)
+                    frames[name] = frame
+                    results["benchmarks"][name] = {
+                        "task": plan.benchmark.task,
+                        "label_space": plan.benchmark.label_space,
+                        "source": plan.source.describe(),
+                        "generated": bool(plan.source.describe().get("generated", False)),
+                        "num_samples": len(frame),
+                        "num_source_items": num_items,
+                        "skipped": report.to_dict(),
+                        "options": json_safe(plan.options),
+                    }
+                    results["predictions"].setdefault(entry.key, {})[name] = (
+                        f"predictions/{entry.key}/{name}.parquet"
+                    )
+                timing[name] = time.perf_counter() - begin
+            if self.group.is_main:
+                for name, frame in frames.items():
+                    clean = frames.get(CLEAN_OF.get(name, ""))
+                    metrics[name] = json_safe(benchmark_metrics(self.benchmarks[name], frame, clean))
+                    summary.update(headline(self.benchmarks[name], metrics[name]))
+            probe_started = time.perf_counter()
+            probes = {}
+            if self.suite.probes:
+                selections = self._select_probe_images(frames) if self.group.is_main else None
+                probes = self._run_probes(entry, plans, self.group.broadcast(selections))
+            timing["probes"] = time.perf_counter() - probe_started
+            if self.group.is_main:
+                results["metrics"][entry.key] = metrics
+                results["probes"][entry.key] = probes
+                results["timing"][entry.key] = timing
+                results["summary"][entry.key] = summary
+                self._write_results(results)
+        results["complete"] = True
+        results["wall_seconds"] = time.perf_counter() - started
+        if self.group.is_main:
+            if self.config.report:
+                from .report import write_report
+
+                written = write_report(results, self.output)
+                results["figures"] = written.get("figures", {})
+            self._write_results(results)
+            if self.config.progress:
+                print(summary_table(results))
+        self.group.barrier()
+        return results
+
+    def _write_results(self, results: dict[str, Any]) -> None:
+        write_json_atomic(self.output / "results.json", json_safe(results))
+
+
+def summary_table(results: dict[str, Any]) -> str:
+    """The run's headline numbers, one column per model, as a plain-text table."""
+    models = [m["key"] for m in results.get("models", [])]
+    rows: list[str] = []
+    for key in models:
+        for metric in results.get("summary", {}).get(key, {}):
+            if metric not in rows:
+                rows.append(metric)
+    width = max([len(r) for r in rows] + [10])
+    columns = [max(len(k), 10) for k in models]
+    lines = ["  ".join([" " * width] + [k.rjust(c) for k, c in zip(models, columns, strict=True)])]
+    for metric in rows:
+        cells = []
+        for key, c in zip(models, columns, strict=True):
+            value = results["summary"].get(key, {}).get(metric)
+            cells.append(("-" if value is None else f"{value:.3f}").rjust(c))
+        lines.append("  ".join([metric.ljust(width), *cells]))
+    return "\n".join(lines)
+
+
+def evaluate(config: EvaluationConfig | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Run an evaluation (see `EvaluationConfig`; keyword arguments build one) and return its results dict."""
+    if config is None:
+        config = EvaluationConfig(**kwargs)
+    elif kwargs:
+        config = EvaluationConfig(**{**asdict(config), **kwargs})
+    return Runner(config).run()
+
+
+def clean_work_folder(output: str | os.PathLike) -> None:
+    """Remove a finished run's chunk files (`<output>/.work`), keeping results, predictions and report."""
+    shutil.rmtree(Path(output) / ".work", ignore_errors=True)
+
+
+__all__ = [
+    "CLEAN_OF",
+    "DEFAULT_MODEL",
+    "LABEL_SPACE_CLASSES",
+    "PRECISIONS",
+    "EvaluationConfig",
+    "EvaluationError",
+    "Runner",
+    "clean_work_folder",
+    "evaluate",
+    "summary_table",
+]

@@ -1,0 +1,176 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Benchmark metrics from a model's per-sample predictions (the parquet rows), with `hf_vitrobust.metrics`.
+
+Everything here reads predictions only, never a model: the same functions recompute a finished run's metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data import Benchmark
+from ..metrics import (
+    background_gap,
+    calibration_metrics,
+    corruption_cell_errors,
+    flip_rates,
+    masked_accuracy,
+    mean_corruption_error,
+    ood_detection_metrics,
+)
+
+
+def _percent(value: float) -> float:
+    return 100.0 * float(value)
+
+
+def _logits(frame: pd.DataFrame) -> np.ndarray | None:
+    if "logits" not in frame or frame["logits"].isna().any():
+        return None
+    return np.stack(frame["logits"].to_numpy()).astype(np.float64)
+
+
+def classification_metrics(benchmark: Benchmark, frame: pd.DataFrame) -> dict[str, Any]:
+    """Top-1 / top-5 (percent) over the labelled samples, in the benchmark's protocol (ImageNet-A/R: logits cut to
+    their 200 classes before the argmax), and calibration where the logits were kept."""
+    labelled = frame[frame["label"] >= 0]
+    if labelled.empty:
+        return {"num_samples": 0, "note": "no labelled samples"}
+    labels = labelled["label"].to_numpy()
+    logits = _logits(labelled)
+    result: dict[str, Any] = {"num_samples": len(labelled)}
+    if benchmark.class_subset is not None:
+        if logits is not None:
+            masked = masked_accuracy(logits, labels, benchmark.class_subset.class_indices)
+            result["top1"] = _percent(masked.top1)
+            result["top5"] = None if masked.top5 is None else _percent(masked.top5)
+        else:
+            result["top1"] = _percent(np.mean(labelled["subset_prediction"].to_numpy() == labels))
+        result["protocol"] = "logits cut to the benchmark's class subset before the argmax"
+        return result
+    top5 = np.stack(labelled["top5"].to_numpy())
+    result["top1"] = _percent(np.mean(labelled["prediction"].to_numpy() == labels))
+    result["top5"] = _percent(np.mean((top5 == labels[:, None]).any(axis=1)))
+    if logits is not None and logits.shape[1] > int(labels.max()):
+        result["calibration"] = calibration_metrics(logits, labels, from_logits=True).to_dict()
+    return result
+
+
+def corruption_metrics(
+    benchmark: Benchmark, frame: pd.DataFrame, clean_predictions: pd.DataFrame | None
+) -> dict[str, Any]:
+    """ImageNet-C (CIFAR-C): mCE and relative mCE (AlexNet-normalised, ImageNet-C only), the per-cell errors, and
+    the figures of the papers: Paul & Chen's mean top-1 at severity 5 over every corruption present (Fig. 2) and
+    contrast at severity 5 (Fig. 3); Park & Kim's mean accuracy over all cells."""
+    labelled = frame[frame["label"] >= 0]
+    predictions = labelled["prediction"].to_numpy()
+    labels = labelled["label"].to_numpy()
+    corruptions = labelled["corruption"].astype(str).to_list()
+    severities = labelled["severity"].to_numpy().astype(np.int64)
+    cells = corruption_cell_errors(predictions, labels, corruptions, severities)
+    top1 = {key: 100.0 * (1.0 - wrong / count) for key, (wrong, count) in cells.items()}
+    result: dict[str, Any] = {}
+    if benchmark.name == "imagenet-c":
+        clean = {}
+        if clean_predictions is not None:
+            clean_rows = clean_predictions[clean_predictions["label"] >= 0]
+            if not clean_rows.empty:
+                clean = {
+                    "clean_predictions": clean_rows["prediction"].to_numpy(),
+                    "clean_references": clean_rows["label"].to_numpy(),
+                }
+        result.update(
+            mean_corruption_error(
+                predictions, labels, corruptions, severities, allow_partial=True, **clean
+            ).to_dict()
+        )
+    severity5 = {corruption: value for (corruption, severity), value in top1.items() if severity == 5}
+    result["top1_by_cell"] = {f"{c}/{s}": value for (c, s), value in sorted(top1.items())}
+    result["top1_by_corruption_s5"] = dict(sorted(severity5.items()))
+    result["severity5_top1"] = float(np.mean(list(severity5.values()))) if severity5 else None
+    result["contrast_s5_top1"] = severity5.get("contrast")
+    result["mean_top1"] = float(np.mean(list(top1.values()))) if top1 else None
+    result["num_samples"] = len(labelled)
+    return result
+
+
+def sequence_metrics(frame: pd.DataFrame) -> dict[str, Any]:
+    """ImageNet-P flip probability and top-5 distance per perturbation (Hendrycks & Dietterich 2019)."""
+    difficulties = frame["difficulty"].fillna(1).astype(int).unique()
+    if len(difficulties) != 1:
+        raise ValueError(f"ImageNet-P sequences of several difficulties in one run: {sorted(difficulties)}.")
+    predictions = [np.asarray(list(top), dtype=np.int64) for top in frame["frame_top5"]]
+    return flip_rates(
+        predictions,
+        frame["perturbation"].astype(str).to_list(),
+        int(difficulties[0]),
+        allow_partial=True,
+    ).to_dict()
+
+
+def ood_metrics(frame: pd.DataFrame) -> dict[str, Any]:
+    """ImageNet-O AUPR (OOD images positive) of the score -max softmax over its 200 classes."""
+    is_ood = frame["is_ood"].fillna(False).astype(bool).to_numpy()
+    if is_ood.all() or not is_ood.any():
+        return {
+            "num_ood": int(is_ood.sum()),
+            "num_in_distribution": int((~is_ood).sum()),
+            "note": "AUPR needs both halves: give imagenet-o an in_distribution source (ImageNet validation).",
+        }
+    return ood_detection_metrics(frame["ood_score"].to_numpy(dtype=np.float64), is_ood).to_dict()
+
+
+def background_metrics(frame: pd.DataFrame) -> dict[str, Any]:
+    """ImageNet-9 accuracy per variant and BG-gap (Xiao et al. 2021)."""
+    return background_gap(
+        frame["prediction"].to_numpy(), frame["label"].to_numpy(), frame["variant"].astype(str).to_list()
+    ).to_dict()
+
+
+def benchmark_metrics(
+    benchmark: Benchmark, frame: pd.DataFrame, clean_predictions: pd.DataFrame | None = None
+) -> dict[str, Any]:
+    """The metrics of `benchmark` from its predictions (`clean_predictions`: the matching clean benchmark's, for
+    ImageNet-C's relative mCE)."""
+    if frame.empty:
+        return {"num_samples": 0, "note": "no samples were evaluated"}
+    if benchmark.task == "sequence":
+        return sequence_metrics(frame)
+    if benchmark.task == "ood":
+        return ood_metrics(frame)
+    if benchmark.task == "background":
+        return background_metrics(frame)
+    if benchmark.corruptions:
+        return corruption_metrics(benchmark, frame, clean_predictions)
+    return classification_metrics(benchmark, frame)
+
+
+def headline(benchmark: Benchmark, metrics: dict[str, Any]) -> dict[str, float | None]:
+    """The one or two numbers of a benchmark that go in the run's summary table."""
+    name = benchmark.name
+    if benchmark.task == "sequence":
+        return {f"{name} mFR (unnorm.)": metrics.get("mfr_unnormalized")}
+    if benchmark.task == "ood":
+        return {f"{name} AUPR": metrics.get("aupr")}
+    if benchmark.task == "background":
+        return {f"{name} BG-gap": metrics.get("bg_gap")}
+    if benchmark.corruptions:
+        values = {f"{name} mean top-1 %": metrics.get("mean_top1")}
+        if metrics.get("mce") is not None:
+            values[f"{name} mCE %"] = metrics.get("mce")
+        return values
+    return {f"{name} top-1 %": metrics.get("top1")}
+
+
+__all__ = [
+    "background_metrics",
+    "benchmark_metrics",
+    "classification_metrics",
+    "corruption_metrics",
+    "headline",
+    "ood_metrics",
+    "sequence_metrics",
+]
