@@ -7,3 +7,35 @@ and resume.
 
 The same runs from the command line as `vitrobust evaluate` and `accelerate launch -m hf_vitrobust evaluate`.
 """
+
+from .probe_tasks import PROBE_TASKS, ProbeNotApplicable, ProbeTask, get_probe_task, select_images
+from .report import load_results, merge_results, write_report
+from .results import SCHEMA, SCHEMA_VERSION, check_schema
+from .runner import DEFAULT_MODEL, EvaluationConfig, EvaluationError, Runner, evaluate, summary_table
+from .suite import SUITE_NAMES, BenchmarkSpec, ProbeSpec, Suite, load_suite, suite_path
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "PROBE_TASKS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "SUITE_NAMES",
+    "BenchmarkSpec",
+    "EvaluationConfig",
+    "EvaluationError",
+    "ProbeNotApplicable",
+    "ProbeSpec",
+    "ProbeTask",
+    "Runner",
+    "Suite",
+    "check_schema",
+    "evaluate",
+    "get_probe_task",
+    "load_results",
+    "load_suite",
+    "merge_results",
+    "select_images",
+    "suite_path",
+    "summary_table",
+    "write_report",
+]

@@ -216,10 +216,6 @@ def _same(partials: Sequence[Mapping[str, Any]], key: str) -> Any:
     return first
 
 
-def _as_list(value: Any) -> list:
-    return value.tolist() if isinstance(value, torch.Tensor) else list(value)
-
-
 # ------------------------------------------------------------------------------------------------ the task type
 PartialFn = Callable[[Classifier, ProbeInputs, int, dict[str, Any]], dict[str, Any]]
 MergeFn = Callable[[list[Mapping[str, Any]]], dict[str, Any]]
