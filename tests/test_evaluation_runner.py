@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from PIL import Image
 
 from hf_vitrobust.cli import main as cli_main
 from hf_vitrobust.data import get_benchmark
@@ -337,6 +338,10 @@ def test_errors_come_before_any_work(tmp_path, suite_file):
         evaluate(
             EvaluationConfig(suite=str(suite_file), data={"imagenet-cc": "x"}, output=output, progress=False)
         )
+    with pytest.raises(EvaluationError, match="Did you mean 'builtin:efficientnet_lite0'"):
+        evaluate(EvaluationConfig(models=["builtin:efficientnet_lite"], suite=str(suite_file), output=output))
+    with pytest.raises(EvaluationError, match="Did you mean 'timm/resnet50'"):
+        evaluate(EvaluationConfig(models=["timm/resnet5"], suite=str(suite_file), output=output))
     with pytest.raises(EvaluationError, match="precision"):
         evaluate(EvaluationConfig(suite=str(suite_file), precision="fp8", output=output, progress=False))
     with pytest.raises(EvaluationError, match="limit"):
@@ -366,3 +371,65 @@ def test_label_space_mismatch_is_refused_before_work(tmp_path, suite_file):
     with pytest.raises(EvaluationError, match=r"10 classes.*imagenet-1k"):
         evaluate(EvaluationConfig(models=[str(folder)], suite=str(suite_file), output=output, progress=False))
     assert not output.exists()
+
+
+def test_unavailable_and_mismatched_benchmarks_are_skipped_and_recorded(tmp_path):
+    """An optional benchmark without a source, and a benchmark in another label space than the model's (a suite
+    that mixes ImageNet and CIFAR), are skipped and recorded; naming the mismatched one with --data is an error."""
+    cifar = tmp_path / "cifar10" / "airplane"
+    cifar.mkdir(parents=True)
+    Image.new("RGB", (32, 32), (200, 30, 30)).save(cifar / "0.png")
+    suite = {
+        "name": "mixed",
+        "description": "ImageNet and CIFAR benchmarks, one without data",
+        "chunk_size": 8,
+        "benchmarks": {
+            "imagenet-val": {"source": "builtin", "limit": 2},
+            "imagenet-9": {"optional": True},
+            "cifar10": {"source": str(tmp_path / "cifar10")},
+        },
+    }
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    results = evaluate(
+        EvaluationConfig(models=[MODEL], suite=str(path), output=tmp_path / "out", progress=False)
+    )
+    metrics = results["metrics"]["builtin_efficientnet_lite0"]
+    assert metrics["imagenet-val"]["num_samples"] == 2
+    assert "no Hub copy" in metrics["imagenet-9"]["skipped"]
+    assert (
+        "1000 classes" in metrics["cifar10"]["skipped"]
+        and "cifar10 label space" in metrics["cifar10"]["skipped"]
+    )
+    assert set(results["benchmarks"]) == {"imagenet-val"}
+    with pytest.raises(EvaluationError, match="cifar10 label space"):
+        evaluate(
+            EvaluationConfig(
+                models=[MODEL],
+                suite=str(path),
+                data={"cifar10": str(tmp_path / "cifar10")},
+                output=tmp_path / "out2",
+                progress=False,
+            )
+        )
+
+
+def test_report_command_rebuilds_and_merges_runs(reference_run, tmp_path, capsys):
+    import shutil
+
+    other = tmp_path / "second-run"
+    shutil.copytree(reference_run[0], other)
+    (other / "report.md").unlink()
+    assert cli_main(["report", str(other)]) == 0  # rebuilt in place from results.json
+    rebuilt = (other / "report.md").read_text()
+    assert rebuilt == (reference_run[0] / "report.md").read_text().replace(str(reference_run[0]), str(other))
+    merged = tmp_path / "merged"
+    assert cli_main(["report", str(reference_run[0]), str(other), "--output", str(merged)]) == 0
+    text = (merged / "report.md").read_text()
+    assert (
+        "builtin_efficientnet_lite0@one-process" in text and "builtin_efficientnet_lite0@second-run" in text
+    )
+    assert (merged / "report.html").read_text().count("data:image/png;base64,") >= 2
+    assert "report:" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli_main(["report", str(tmp_path / "missing")])

@@ -167,6 +167,7 @@ class Runner:
         self.work = self.output / ".work"
         self.group: ProcessGroup = process_group(config.device)
         self.benchmarks: dict[str, Benchmark] = {s.name: get_benchmark(s.name) for s in self.suite.benchmarks}
+        self.unavailable: dict[str, str] = {}  # optional benchmarks without a source -> why
         self.settings = {
             "models": specs,
             "suite": self.suite.name,
@@ -184,10 +185,18 @@ class Runner:
 
     # ------------------------------------------------------------------------------------------------ set-up
     def _plans(self) -> dict[str, StreamPlan]:
+        """Resolve and validate every benchmark's source (before any work). An optional benchmark with no source
+        at all is left out and recorded in `self.unavailable`."""
         plans = {}
         for spec in self.suite.benchmarks:
             benchmark = self.benchmarks[spec.name]
             source = self.config.data.get(spec.name, spec.source)
+            if source is None and not benchmark.hub_sources and spec.optional:
+                self.unavailable[spec.name] = (
+                    f"{spec.name} has no Hub copy and no source was given: pass --data {spec.name}=PATH"
+                )
+                logger.warning("Skipping %s.", self.unavailable[spec.name])
+                continue
             limit = self.config.limit if self.config.limit is not None else spec.limit
             try:
                 resolved = load_benchmark(spec.name, source, seed=self.seed, **spec.options)
@@ -205,10 +214,12 @@ class Runner:
         for spec in self.model_specs:
             try:
                 classifier = load_classifier(spec, device=self.group.device)
-            except (OSError, ValueError, KeyError) as error:
+            except (OSError, ValueError, KeyError, RuntimeError) as error:
                 raise EvaluationError(f"Cannot load model {spec!r}: {error}") from error
-            skipped = {}
+            skipped = dict(self.unavailable)
             for name, benchmark in self.benchmarks.items():
+                if name in self.unavailable:
+                    continue
                 needed = LABEL_SPACE_CLASSES[benchmark.label_space]
                 if classifier.num_classes == needed or (
                     benchmark.label_space == "imagenet-9" and classifier.num_classes == 9
@@ -223,11 +234,12 @@ class Runner:
                 skipped[name] = message
             if len(skipped) == len(self.benchmarks):
                 raise EvaluationError(
-                    f"{next(iter(skipped.values()))}; no benchmark of the suite {self.suite.name!r} fits this "
+                    f"{list(skipped.values())[-1]}; no benchmark of the suite {self.suite.name!r} fits this "
                     "model: use a classifier of the suite's label space or another suite."
                 )
             for name, message in skipped.items():
-                logger.warning("%s: skipping %s.", message, name)
+                if name not in self.unavailable:
+                    logger.warning("%s: skipping %s.", message, name)
             entries.append(_ModelEntry(model_key(spec, [e.key for e in entries]), spec, classifier, skipped))
         return entries
 
@@ -474,6 +486,8 @@ class Runner:
         plans = self._plans()
         for spec in self.suite.probes:
             plan = plans.get(spec.benchmark)
+            if plan is None and spec.benchmark in self.unavailable:
+                continue
             if plan is None:
                 raise EvaluationError(
                     f"probe {spec.name}: its benchmark {spec.benchmark!r} is not in the suite."

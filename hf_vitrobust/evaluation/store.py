@@ -47,8 +47,9 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
-    """JSON with sorted keys and a final newline; NaN is refused (results must be valid JSON for any reader)."""
-    write_text_atomic(path, json.dumps(value, indent=2, sort_keys=True, allow_nan=False) + "\n")
+    """JSON in the dict's own key order (a report read back from the file lays out exactly as the first one) with a
+    final newline; NaN is refused (results must be valid JSON for any reader)."""
+    write_text_atomic(path, json.dumps(value, indent=2, allow_nan=False) + "\n")
 
 
 def write_parquet_atomic(path: Path, table: pa.Table) -> None:

@@ -47,7 +47,7 @@ _OPTION_SCOPE: dict[str, tuple[str, ...] | None] = {
     "difficulty": ("imagenet-p",),
     "in_distribution": ("imagenet-o",),
 }
-_BENCHMARK_KEYS = ("source", "limit", "options", "report")
+_BENCHMARK_KEYS = ("source", "limit", "options", "report", "optional")
 _PROBE_KEYS = ("benchmark", "num_images", "params")
 _SUITE_KEYS = (
     "name", "description", "citations", "batch_size", "seed", "chunk_size", "models", "benchmarks", "probes",
@@ -65,7 +65,8 @@ class BenchmarkSpec:
     a local path, "generated:<clean source>", "builtin"); None for the benchmark's default Hub copy; `--data`
     overrides it. limit: read at most this many samples (the first ones of the stream). options: `load_benchmark`
     keyword arguments, with shorthands expanded ("corruptions: all" -> the 19 names). report: free-form hints for
-    the report (e.g. {"paper_figures": true}).
+    the report (e.g. {"paper_figures": true}). optional: a benchmark that has no source (no Hub copy, none in the
+    suite, no --data) is skipped and recorded as skipped instead of stopping the run before it starts.
     """
 
     name: str
@@ -73,11 +74,13 @@ class BenchmarkSpec:
     limit: int | None = None
     options: dict[str, Any] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
+    optional: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "limit": self.limit,
+            "optional": self.optional,
             "options": _plain(self.options),
             "report": _plain(self.report),
         }
@@ -311,8 +314,16 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
     checked = {key: value for key, value in checked.items() if value is not None}
     _check_difficulty(name, checked, source, where)
     _check_source(name, source, where)
+    optional = entry.get("optional", False)
+    if not isinstance(optional, bool):
+        raise ValueError(f"{where}: 'optional' must be true or false, got {optional!r}.")
     return BenchmarkSpec(
-        name=name, source=source, limit=limit, options=_plain(checked), report=_plain(report)
+        name=name,
+        source=source,
+        limit=limit,
+        options=_plain(checked),
+        report=_plain(report),
+        optional=optional,
     )
 
 

@@ -10,6 +10,7 @@ safetensors under `$HF_VITROBUST_CACHE` (default `~/.cache/hf_vitrobust`) and lo
 `bundled_photos()` lists the demo photos shipped in `hf_vitrobust/assets/photos`.
 """
 
+import difflib
 import importlib.resources
 import logging
 import os
@@ -65,7 +66,9 @@ def list_builtin_models() -> list[str]:
 def create_builtin(name: str, **kwargs: object) -> BuiltinModel:
     """Build a registered builtin model by name."""
     if name not in BUILTIN_MODELS:
-        raise ValueError(f"Unknown builtin model {name!r}; available: {list_builtin_models()}.")
+        close = difflib.get_close_matches(name, list_builtin_models(), n=1)
+        hint = f" Did you mean 'builtin:{close[0]}'?" if close else ""
+        raise ValueError(f"Unknown builtin model {name!r}.{hint} Available: {list_builtin_models()}.")
     return BUILTIN_MODELS[name](**kwargs)
 
 

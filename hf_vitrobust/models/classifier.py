@@ -12,6 +12,7 @@ evaluation transform (and transformers' image processors) would, minus the norma
 """
 
 import contextlib
+import difflib
 import itertools
 import math
 import os
@@ -783,6 +784,11 @@ def _load_timm(
 
     if not name:
         raise ValueError("Empty timm model name; use 'timm/<model_name>', e.g. 'timm/resnet18'.")
+    architecture = name.split(".", 1)[0]
+    if not timm.is_model(architecture):
+        close = difflib.get_close_matches(architecture, timm.list_models(), n=3, cutoff=0.6)
+        hint = f" Did you mean {', '.join(repr(f'timm/{c}') for c in close)}?" if close else ""
+        raise ValueError(f"Unknown timm model {name!r}.{hint}")
     create_kwargs = dict(kwargs)
     pretrained = bool(create_kwargs.pop("pretrained", True))
     model = timm.create_model(name, pretrained=pretrained, **create_kwargs)
