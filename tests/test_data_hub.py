@@ -276,3 +276,35 @@ def test_hub_id_is_parsed_with_config_and_revision():
 def test_limit_caps_samples(tmp_path):
     repo = fx.tsomaros_imagenet_c(tmp_path, "fog", 1, ["n01440764"] * 5)
     assert len(list(load_benchmark("imagenet-c", str(repo), limit=2))) == 2
+
+
+def test_cell_limited_source_keeps_every_cell_and_stops_reading_single_cell_parts(tmp_path):
+    from hf_vitrobust.data import CellLimitedSource
+
+    for corruption, severity in (("fog", 1), ("fog", 2), ("snow", 1), ("snow", 2)):
+        fx.tsomaros_imagenet_c(tmp_path, corruption, severity, ["n01440764", "n01443537", "n02124075"])
+    family = str(tmp_path / "Tsomaros" / "ImageNet-C")
+    inner = load_benchmark("imagenet-c", family, corruptions=["fog", "snow"], severities=[1, 2])
+    limited = CellLimitedSource(inner, 2)
+    ids = [s.sample_id for s in limited.samples()]
+    assert ids == [
+        "fog/1/row-000000",
+        "fog/1/row-000001",
+        "fog/2/row-000000",
+        "fog/2/row-000001",
+        "snow/1/row-000000",
+        "snow/1/row-000001",
+        "snow/2/row-000000",
+        "snow/2/row-000001",
+    ]
+    assert inner.rows_per_cell_part == 2 and limited.describe()["limit_per_cell"] == 2
+    # One part holding every cell (corruption and level are columns): cut per cell, never per part.
+    repo = fx.randall_cifar_c(
+        tmp_path, "cifar10-c", [(1, "fog", 1), (2, "fog", 1), (3, "fog", 2), (4, "snow", 5)]
+    )
+    mixed = CellLimitedSource(load_benchmark("cifar10-c", str(repo)), 1)
+    assert [(s.label, s.metadata["corruption"], s.metadata["severity"]) for s in mixed.samples()] == [
+        (1, "fog", 1),
+        (3, "fog", 2),
+        (4, "snow", 5),
+    ]

@@ -38,6 +38,7 @@ from .protocols import (
 from .registry import (
     BENCHMARKS,
     Benchmark,
+    CellLimitedSource,
     ImageNetOSource,
     LimitedSource,
     get_benchmark,
@@ -73,6 +74,7 @@ __all__ = [
     "NO_LABEL",
     "BadSampleError",
     "Benchmark",
+    "CellLimitedSource",
     "BuiltinPhotosSource",
     "ClassSubset",
     "DecodedImage",

@@ -312,9 +312,14 @@ class _Part:
 
 
 class _DatasetsSource(Source):
-    """Shared by HubSource and ParquetSource: load each part lazily, check its features, map its rows."""
+    """Shared by HubSource and ParquetSource: load each part lazily, check its features, map its rows.
+
+    `rows_per_cell_part`: when set (by `CellLimitedSource`), a part that holds one corruption/severity cell (a
+    Tsomaros repository, a WNJXYK split) stops being read after that many samples, instead of streaming the rest.
+    """
 
     kind = "datasets"
+    rows_per_cell_part: int | None = None
 
     def __init__(
         self,
@@ -443,7 +448,11 @@ class _DatasetsSource(Source):
                 columns = [c for c in columns if c != schema.label_column]
             rows = dataset.select_columns(columns).cast_column(schema.image_column, Image(decode=False))
             prefix = f"{part.key}/" if part.key else ""
+            one_cell = "corruption" in part.metadata and "severity" in part.metadata
+            budget = self.rows_per_cell_part if one_cell else None
             for index, row in enumerate(rows):
+                if budget is not None and budget <= 0:
+                    break
                 metadata = {**fixed, **part.metadata}
                 if schema.corruption_column:
                     metadata["corruption"] = normalise_corruption(row[schema.corruption_column])
@@ -464,6 +473,8 @@ class _DatasetsSource(Source):
                         sample_id, reason, f"label {row.get(schema.label_column)!r} is not mappable"
                     )
                     continue
+                if budget is not None:
+                    budget -= 1
                 yield RawSample(data=data, label=label, sample_id=sample_id, metadata=metadata)
 
 

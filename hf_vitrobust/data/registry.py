@@ -280,6 +280,41 @@ class LimitedSource(Source):
         return {**self.inner.describe(), "limit": self.limit}
 
 
+class CellLimitedSource(Source):
+    """The first `limit` raw samples of every cell of another source: a (corruption, severity) of ImageNet-C and
+    CIFAR-C, a perturbation of ImageNet-P, a variant of ImageNet-9. `--limit` on a multi-cell benchmark thus keeps
+    every cell (a complete mCE table on few images) instead of the first cells only. The rest of a full cell is
+    passed over without decoding; a Hub repository or split that holds a single cell stops being read. Shares the
+    inner source's skip report."""
+
+    CELL_KEYS = ("corruption", "severity", "perturbation", "difficulty", "variant")
+
+    def __init__(self, inner: Source, limit: int) -> None:
+        super().__init__()
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        self.inner = inner
+        self.limit = limit
+        self.report = inner.report
+        if hasattr(inner, "rows_per_cell_part"):
+            inner.rows_per_cell_part = limit
+
+    def validate(self) -> None:
+        self.inner.validate()
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        counts: dict[tuple[Any, ...], int] = {}
+        for raw in self.inner.raw_samples():
+            cell = tuple(raw.metadata.get(key) for key in self.CELL_KEYS)
+            seen = counts.get(cell, 0)
+            if seen < self.limit:
+                counts[cell] = seen + 1
+                yield raw
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "limit_per_cell": self.limit}
+
+
 class ImageNetOSource(Source):
     """ImageNet-O's two halves: its out-of-distribution images (`NO_LABEL`, is_ood=True), then, when given, the
     in-distribution ImageNet validation images of ImageNet-O's 200 classes (ImageNet-1k labels, is_ood=False;
@@ -539,6 +574,7 @@ __all__ = [
     "BENCHMARKS",
     "TASKS",
     "Benchmark",
+    "CellLimitedSource",
     "ImageNetOSource",
     "LimitedSource",
     "get_benchmark",

@@ -19,7 +19,7 @@ import torch
 from PIL import Image
 from torch.utils.data import IterableDataset, get_worker_info
 
-from ..data import Benchmark, ImageNetOSource, LimitedSource, Source
+from ..data import Benchmark, CellLimitedSource, ImageNetOSource, LimitedSource, Source
 from ..data.samples import InMemorySource, RawSample, Sample, SkipReport, decode_raw_sample
 from ..models.classifier import Preprocessing
 
@@ -65,7 +65,8 @@ def plan_stream(
     benchmark: Benchmark, source: Source, limit: int | None, chunk_size: int, options: dict[str, Any]
 ) -> StreamPlan:
     """The plan of `source` (already resolved for `benchmark`), keeping the first `limit` images: clean images for a
-    generated benchmark, images of each half for ImageNet-O, stream samples otherwise."""
+    generated benchmark, images of each half for ImageNet-O, images of each cell for released ImageNet-C / -P / -9
+    (every corruption and severity stays present), stream samples otherwise."""
 
     def limited(inner: Source) -> Source:
         return inner if limit is None else LimitedSource(inner, limit)
@@ -78,6 +79,8 @@ def plan_stream(
     if is_generated(source):
         clean_chunk = max(1, chunk_size // _expansion(source))
         return StreamPlan(benchmark, source, limited(source.clean), clean_chunk, source, options)
+    if limit is not None and (benchmark.corruptions or benchmark.variants):
+        return StreamPlan(benchmark, source, CellLimitedSource(source, limit), chunk_size, options=options)
     return StreamPlan(benchmark, source, limited(source), chunk_size, options=options)
 
 
