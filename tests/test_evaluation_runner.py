@@ -433,3 +433,28 @@ def test_report_command_rebuilds_and_merges_runs(reference_run, tmp_path, capsys
     assert "report:" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         cli_main(["report", str(tmp_path / "missing")])
+
+
+@pytest.mark.slow
+def test_compile_gives_the_same_predictions(tmp_path):
+    """--compile (torch.compile, inductor on the CPU) changes the speed, not the predicted classes."""
+    suite = {
+        "name": "compile",
+        "description": "four photos",
+        "batch_size": 4,
+        "chunk_size": 4,
+        "benchmarks": {"imagenet-val": {"source": "builtin", "limit": 4}},
+    }
+    path = tmp_path / "compile.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    outputs = {}
+    for compiled in (False, True):
+        outputs[compiled] = tmp_path / f"compiled-{compiled}"
+        evaluate(
+            EvaluationConfig(
+                models=[MODEL], suite=str(path), output=outputs[compiled], compile=compiled, progress=False
+            )
+        )
+    eager, compiled = (_predictions(outputs[c], "imagenet-val") for c in (False, True))
+    assert eager["prediction"].tolist() == compiled["prediction"].tolist()
+    np.testing.assert_allclose(eager["confidence"], compiled["confidence"], atol=1e-4)
