@@ -19,7 +19,7 @@ the same per-sample seeding; the frames are not MP4-compressed as the released v
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -37,7 +37,43 @@ from ..corruptions.perturbations import (
     perturbation_sequence,
 )
 from .imagenet_p import DIFFICULTIES
-from .samples import RawSample, Sample, Source
+from .samples import RawSample, Sample, SkipReport, Source
+
+
+def clean_batches(
+    clean: Source,
+    report: SkipReport,
+    batch_size: int,
+    min_size: int,
+    prepare: Callable[[torch.Tensor], torch.Tensor],
+) -> Iterator[list[tuple[Sample, torch.Tensor]]]:
+    """Batches of (clean sample, prepared uint8 image) for a generated source. A sequence, or an image smaller than
+    `min_size` pixels once prepared (resized, cropped), is skipped and recorded in `report`."""
+    batch: list[tuple[Sample, torch.Tensor]] = []
+    for sample in clean.samples():
+        if sample.image.dim() != 3:
+            report.skip(sample.sample_id, "not_an_image", "a sequence cannot be corrupted or perturbed again")
+            continue
+        image = prepare(sample.image)
+        if min(image.shape[-2:]) < min_size:
+            report.skip(
+                sample.sample_id, "too_small", f"{tuple(image.shape[-2:])} is below {min_size} pixels"
+            )
+            continue
+        batch.append((sample, image))
+        if len(batch) == batch_size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _group_by_shape(images: Sequence[torch.Tensor]) -> list[list[int]]:
+    """Positions of the images of each shape, so that images of one size are processed together."""
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for position, image in enumerate(images):
+        groups.setdefault(tuple(image.shape), []).append(position)
+    return list(groups.values())
 
 
 class GeneratedCorruptionSource(Source):
@@ -91,44 +127,24 @@ class GeneratedCorruptionSource(Source):
     def validate(self) -> None:
         self.clean.validate()
 
-    def _preprocessed(self) -> Iterator[tuple[Sample, torch.Tensor]]:
-        for sample in self.clean.samples():
-            if sample.image.dim() != 3:
-                self.report.skip(
-                    sample.sample_id, "not_an_image", "a sequence cannot be corrupted as one image"
-                )
-                continue
-            image = resize_and_crop(sample.image, self.resize, self.crop)
-            if min(image.shape[-2:]) < self.min_size:
-                self.report.skip(
-                    sample.sample_id,
-                    "too_small",
-                    f"{tuple(image.shape[-2:])} is below {self.min_size} pixels",
-                )
-                continue
-            yield sample, image
-
     def _batches(self) -> Iterator[list[tuple[Sample, torch.Tensor]]]:
-        batch = []
-        for pair in self._preprocessed():
-            batch.append(pair)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        return clean_batches(
+            self.clean,
+            self.report,
+            self.batch_size,
+            self.min_size,
+            lambda image: resize_and_crop(image, self.resize, self.crop),
+        )
 
     def raw_samples(self) -> Iterator[RawSample]:
         for batch in self._batches():
             # Images of one size are corrupted together (all of them, once cropped).
-            groups: dict[tuple[int, ...], list[int]] = {}
-            for position, (_, image) in enumerate(batch):
-                groups.setdefault(tuple(image.shape), []).append(position)
+            groups = _group_by_shape([image for _, image in batch])
             ids = [stable_sample_index(sample.sample_id) for sample, _ in batch]
             for name in self.corruptions:
                 for severity in self.severities:
                     corrupted: list[torch.Tensor | None] = [None] * len(batch)
-                    for positions in groups.values():
+                    for positions in groups:
                         pixels = torch.stack([batch[p][1] for p in positions])
                         outputs = corrupt(
                             pixels, name, severity, seed=self.seed, sample_ids=[ids[p] for p in positions]
@@ -170,14 +186,6 @@ class GeneratedCorruptionSource(Source):
 
 #: make_imagenet_p.py resizes every validation image to shorter side 256 before making its sequence.
 IMAGENET_P_RESIZE = 256
-
-
-def _group_by_shape(images: Sequence[torch.Tensor]) -> list[list[int]]:
-    """Positions of the images of each shape, so that images of one size are processed together."""
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for position, image in enumerate(images):
-        groups.setdefault(tuple(image.shape), []).append(position)
-    return list(groups.values())
 
 
 class GeneratedPerturbationSource(Source):
@@ -241,23 +249,13 @@ class GeneratedPerturbationSource(Source):
         return self.difficulty if name in NOISE_LEVELS else 1
 
     def _batches(self) -> Iterator[list[tuple[Sample, torch.Tensor]]]:
-        batch = []
-        for sample in self.clean.samples():
-            if sample.image.dim() != 3:
-                self.report.skip(sample.sample_id, "not_an_image", "a sequence cannot be perturbed again")
-                continue
-            image = resize_and_crop(sample.image, self.resize, None)
-            if min(image.shape[-2:]) < self.crop:
-                self.report.skip(
-                    sample.sample_id, "too_small", f"{tuple(image.shape[-2:])} is below {self.crop} pixels"
-                )
-                continue
-            batch.append((sample, image))
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        return clean_batches(
+            self.clean,
+            self.report,
+            self.batch_size,
+            self.crop,
+            lambda image: resize_and_crop(image, self.resize, None),
+        )
 
     def raw_samples(self) -> Iterator[RawSample]:
         for batch in self._batches():

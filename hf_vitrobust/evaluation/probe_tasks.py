@@ -82,7 +82,7 @@ from ..probes import (
     pgd_loss_progression,
     prepare_inputs,
 )
-from ..probes.base import DEFAULT_BATCH_SIZE, check_batch_size, check_seed, predict_logits
+from ..probes.base import DEFAULT_BATCH_SIZE, check_batch_size, check_seed, json_safe, predict_logits
 from ..probes.features import feature_fourier_result, log_amplitude_sums
 from ..probes.similarity import (
     DEFAULT_MINIBATCH_SIZE,
@@ -165,25 +165,6 @@ def chunk_seed(seed: int, sample_ids: torch.Tensor | Sequence[int]) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ helpers
-def _json_safe(value: Any) -> Any:
-    """Tensors and arrays to nested lists, non-finite floats to None (as `ProbeResult.to_dict`)."""
-    if isinstance(value, torch.Tensor):
-        value = value.detach().cpu().numpy()
-    if isinstance(value, np.ndarray):
-        return _json_safe(value.tolist())
-    if isinstance(value, np.generic):
-        return _json_safe(value.item())
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(key): _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    raise TypeError(f"Cannot make a {type(value).__name__} JSON-safe.")
-
-
 def _rounded(maps: torch.Tensor) -> list:
     return torch.round(maps.detach().double().cpu(), decimals=MAP_DECIMALS).tolist()
 
@@ -346,7 +327,7 @@ class ProbeTask:
                 raise ValueError(f"A partial of {found!r} cannot be merged into probe {self.name!r}.")
         merged = self.merge_fn(partials)
         merged.setdefault("num_images", _total(partials))
-        return _json_safe({"probe": self.result_type.probe_name(), **merged})
+        return json_safe({"probe": self.result_type.probe_name(), **merged})
 
 
 def _probe_kwargs(params: Mapping[str, Any], task_keys: Sequence[str] = ()) -> dict[str, Any]:

@@ -18,7 +18,6 @@ misreading it. Top-level keys:
 from __future__ import annotations
 
 import datetime as _datetime
-import math
 import platform
 import re
 import sys
@@ -26,8 +25,9 @@ from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
 
-import numpy as np
 import torch
+
+from ..probes.base import json_safe
 
 SCHEMA = "hf_vitrobust.results"
 SCHEMA_VERSION = 1
@@ -71,23 +71,6 @@ def model_key(spec: str, taken: Iterable[str] = ()) -> str:
     while candidate in taken:
         candidate, counter = f"{key}-{counter}", counter + 1
     return candidate
-
-
-def json_safe(value: Any) -> Any:
-    """Tensors, numpy values and dataclass-like dicts -> plain JSON values; NaN and infinities -> None."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if isinstance(value, torch.Tensor):
-        return json_safe(value.detach().cpu().tolist())
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, np.generic):
-        return json_safe(value.item())
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    return value
 
 
 def check_schema(results: dict[str, Any], where: str = "results") -> None:

@@ -203,19 +203,21 @@ def predict_logits(
     return torch.cat(outputs)
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
+    """Tensors and arrays to nested lists, numpy scalars to Python numbers, non-finite floats to None, mapping keys to
+    strings: a value `json.dumps(..., allow_nan=False)` accepts. Anything else is a TypeError, not a silent repr."""
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu().numpy()
     if isinstance(value, np.ndarray):
-        return _json_safe(value.tolist())
+        return json_safe(value.tolist())
     if isinstance(value, np.generic):
-        return _json_safe(value.item())
+        return json_safe(value.item())
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
-        return {str(key): _json_safe(item) for key, item in value.items()}
+        return {str(key): json_safe(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_safe(item) for item in value]
+        return [json_safe(item) for item in value]
     if value is None or isinstance(value, bool | int | str):
         return value
     raise TypeError(f"Cannot make a {type(value).__name__} JSON-safe.")
@@ -227,7 +229,7 @@ class ProbeResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-safe (tensors and arrays as nested lists, NaN and inf as None), plus the probe name."""
-        data = {field.name: _json_safe(getattr(self, field.name)) for field in dataclasses.fields(self)}
+        data = {field.name: json_safe(getattr(self, field.name)) for field in dataclasses.fields(self)}
         return {"probe": self.probe_name(), **data}
 
     @classmethod
@@ -258,6 +260,7 @@ __all__ = [
     "check_batch_size",
     "check_seed",
     "eval_mode",
+    "json_safe",
     "new_axes",
     "predict_logits",
     "prepare_inputs",
