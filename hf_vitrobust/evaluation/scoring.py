@@ -151,12 +151,16 @@ def benchmark_metrics(
 def headline(benchmark: Benchmark, metrics: dict[str, Any]) -> dict[str, float | None]:
     """The one or two numbers of a benchmark that go in the run's summary table."""
     name = benchmark.name
+
+    def percent(value: float | None) -> float | None:
+        return None if value is None else 100.0 * value
+
     if benchmark.task == "sequence":
-        return {f"{name} mFR (unnorm.)": metrics.get("mfr_unnormalized")}
+        return {f"{name} mFR unnormalised %": percent(metrics.get("mfr_unnormalized"))}
     if benchmark.task == "ood":
-        return {f"{name} AUPR": metrics.get("aupr")}
+        return {f"{name} AUPR %": percent(metrics.get("aupr"))}
     if benchmark.task == "background":
-        return {f"{name} BG-gap": metrics.get("bg_gap")}
+        return {f"{name} BG-gap (points)": percent(metrics.get("bg_gap"))}
     if benchmark.corruptions:
         values = {f"{name} mean top-1 %": metrics.get("mean_top1")}
         if metrics.get("mce") is not None:
