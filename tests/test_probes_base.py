@@ -131,3 +131,19 @@ def test_results_are_json_safe_and_plot():
     ax = result.plot()
     assert len(ax.lines) == 1
     assert result.plot(ax) is ax
+
+
+@pytest.mark.parametrize("probe", ["deepfool_spectrum", "pgd_loss_progression", "fourier_heatmap"])
+def test_attacks_and_sweeps_refuse_training_mode_and_bare_modules(probe):
+    from probe_models import random_images, transformers_vit
+
+    import hf_vitrobust.probes as probes
+
+    run = getattr(probes, probe)
+    classifier = transformers_vit()
+    images, labels = random_images(2), torch.tensor([0, 1])
+    classifier.train()
+    with pytest.raises(ValueError, match="training mode"):
+        run(classifier, images, labels)
+    with pytest.raises(TypeError, match="Classifier"):
+        run(classifier.module, images, labels)

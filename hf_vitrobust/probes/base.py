@@ -182,6 +182,18 @@ def prepare_inputs(
     return ProbeInputs(pixels, label_tensor, ids.to(device))
 
 
+def check_eval_classifier(classifier: Classifier) -> None:
+    """Refuse anything but a `Classifier` in eval mode: in training mode BatchNorm and dropout make an image's output
+    depend on the other images of its batch and on chance, so attacks and sweeps would not be reproducible."""
+    if not isinstance(classifier, Classifier):
+        raise TypeError(f"classifier must be a hf_vitrobust Classifier, got {type(classifier).__name__}.")
+    if classifier.training or classifier.module.training:
+        raise ValueError(
+            "The classifier is in training mode; call classifier.eval() first (BatchNorm and dropout would make "
+            "an image's output depend on the other images of its batch and on chance)."
+        )
+
+
 @contextlib.contextmanager
 def eval_mode(classifier: Classifier) -> Iterator[None]:
     """Eval mode (BatchNorm running statistics, no dropout) for the duration, then every module's own mode back."""
@@ -258,6 +270,7 @@ __all__ = [
     "ProbeResult",
     "batch_slices",
     "check_batch_size",
+    "check_eval_classifier",
     "check_seed",
     "eval_mode",
     "json_safe",

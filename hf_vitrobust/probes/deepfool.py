@@ -35,6 +35,7 @@ from .base import (
     ProbeResult,
     batch_slices,
     check_batch_size,
+    check_eval_classifier,
     check_seed,
     new_axes,
     predict_logits,
@@ -49,16 +50,6 @@ if TYPE_CHECKING:
 
 GradientMode = Literal["loop", "vmap"]
 _GRADIENT_MODES = ("loop", "vmap")
-
-
-def _check_eval_mode(classifier: Classifier) -> None:
-    if not isinstance(classifier, Classifier):
-        raise TypeError(f"classifier must be a hf_vitrobust Classifier, got {type(classifier).__name__}.")
-    if classifier.training or classifier.module.training:
-        raise ValueError(
-            "The classifier is in training mode; call classifier.eval() before an attack (BatchNorm and dropout "
-            "would mix images of a batch and make the attack random)."
-        )
 
 
 def _check_attack_params(steps: int, candidates: int, overshoot: float, num_classes: int) -> None:
@@ -167,7 +158,7 @@ def deepfool(
     gradients: "loop" (one backward pass per candidate on the still-active images; fastest on CPU) or "vmap"
         (the candidates' backward passes batched with `is_grads_batched`).
     """
-    _check_eval_mode(classifier)
+    check_eval_classifier(classifier)
     check_batch_size(batch_size)
     _check_attack_params(steps, candidates, overshoot, classifier.num_classes)
     if gradients not in _GRADIENT_MODES:
@@ -264,7 +255,7 @@ def deepfool_spectrum(
     """
     check_seed(seed)
     check_batch_size(batch_size)
-    _check_eval_mode(classifier)
+    check_eval_classifier(classifier)
     _check_attack_params(steps, candidates, overshoot, classifier.num_classes)
     if gradients not in _GRADIENT_MODES:
         raise ValueError(f"gradients must be one of {_GRADIENT_MODES}, got {gradients!r}.")

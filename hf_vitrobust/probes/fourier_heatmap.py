@@ -49,6 +49,7 @@ from .base import (
     ProbeResult,
     batch_slices,
     check_batch_size,
+    check_eval_classifier,
     check_seed,
     new_axes,
     predict_logits,
@@ -115,16 +116,6 @@ class FourierHeatmapResult(ProbeResult):
         return ax
 
 
-def _check_classifier(classifier: Classifier) -> None:
-    if not isinstance(classifier, Classifier):
-        raise TypeError(f"classifier must be a hf_vitrobust Classifier, got {type(classifier).__name__}.")
-    if classifier.training or classifier.module.training:
-        raise ValueError(
-            "The classifier is in training mode; call classifier.eval() first (BatchNorm and dropout would make "
-            "an image's prediction depend on the other images of its batch)."
-        )
-
-
 @torch.no_grad()
 def fourier_heatmap(
     classifier: Classifier,
@@ -156,7 +147,7 @@ def fourier_heatmap(
         sample_ids: (N,) integer ids that key each image's signs (default: as `prepare_inputs`), so that a subset
             of the images gets the signs it gets among all of them.
     """
-    _check_classifier(classifier)
+    check_eval_classifier(classifier)
     seed = check_seed(seed)
     check_batch_size(batch_size)
     size = classifier.input_size

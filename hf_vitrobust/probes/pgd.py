@@ -41,6 +41,7 @@ from .base import (
     ProbeResult,
     batch_slices,
     check_batch_size,
+    check_eval_classifier,
     check_seed,
     new_axes,
     predict_logits,
@@ -72,13 +73,7 @@ def _check_attack(
     classifier: Classifier, method: str, eps: float, step_size: float | None, steps: int
 ) -> float:
     """Validate the attack parameters; returns the step size (the default of the method when None)."""
-    if not isinstance(classifier, Classifier):
-        raise TypeError(f"classifier must be a hf_vitrobust Classifier, got {type(classifier).__name__}.")
-    if classifier.training or classifier.module.training:
-        raise ValueError(
-            "The classifier is in training mode; call classifier.eval() before an attack (BatchNorm and dropout "
-            "would mix images of a batch and make the attack random)."
-        )
+    check_eval_classifier(classifier)
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}.")
     _check_positive(eps, "eps")
