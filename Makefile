@@ -36,8 +36,8 @@ test: $(VENV)/.dev-installed
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev-installed
-	$(VENV)/bin/ruff check hf_vitrobust tests benchmarks metrics
-	$(VENV)/bin/ruff format --check hf_vitrobust tests benchmarks metrics
+	$(VENV)/bin/ruff check hf_vitrobust tests benchmarks metrics spaces_app
+	$(VENV)/bin/ruff format --check hf_vitrobust tests benchmarks metrics spaces_app
 
 bench: $(VENV)/.dev-installed
 	$(PY) benchmarks/alternet_forward.py $(BENCH_ARGS)

@@ -7,8 +7,11 @@
                        [--limit N] [--batch-size N] [--precision fp32|bf16|fp16] [--compile] [--num-workers N]
                        [--output DIR] [--resume] [--seed N]
     vitrobust report DIR [DIR ...] [--output DIR]
+    vitrobust train [--model PRESET|SPEC] [--dataset digits|HUB_ID|PATH] [--epochs N] [--sam] ... [--output-dir DIR]
+    vitrobust push [--checkpoint DIR] [--results DIR]... REPO [--dry-run --output STAGE]
+    vitrobust push --metric NAME REPO | vitrobust push --space REPO [--results DIR]...
 
-`evaluate` also runs under `accelerate launch -m hf_vitrobust evaluate ...` (one process per GPU).
+`evaluate` and `train` also run under `accelerate launch -m hf_vitrobust ...` (one process per GPU).
 
 `--model` takes every spec `load_classifier` accepts; the default is the offline builtin
 EfficientNet-Lite0 with ImageNet-1k weights.
@@ -278,6 +281,103 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_config_arguments(parser: argparse.ArgumentParser, config_class: type) -> None:
+    """One --flag per field of a config dataclass (as transformers' HfArgumentParser): bools become on/off
+    switches, None defaults take the type of the annotation; dict fields are Python-API only."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(config_class)
+    for item in dataclasses.fields(config_class):
+        hint = hints[item.name]
+        flag = "--" + item.name.replace("_", "-")
+        default = item.default if item.default is not dataclasses.MISSING else None
+        # Only the flags a user gives reach the config (SUPPRESS), so that a preset such as --paper-recipe keeps
+        # its own values for the others.
+        if hint is bool:
+            parser.add_argument(
+                flag,
+                action=argparse.BooleanOptionalAction,
+                default=argparse.SUPPRESS,
+                help=f"(default: {default})",
+            )
+            continue
+        if typing.get_origin(hint) in (dict, list, tuple):
+            continue
+        kinds = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+        kind = next((k for k in (int, float, str) if k in kinds), None)
+        if kind is None:
+            continue
+        parser.add_argument(
+            flag,
+            type=kind,
+            default=argparse.SUPPRESS,
+            metavar=item.name.upper(),
+            help=f"(default: {default})",
+        )
+
+
+def _train(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from .training import TrainingConfig, train
+
+    names = {f.name for f in dataclasses.fields(TrainingConfig)}
+    values = {k: v for k, v in vars(args).items() if k in names}
+    try:
+        config = (
+            TrainingConfig.paper_recipe(**values) if args.paper_recipe else TrainingConfig.from_dict(values)
+        )
+        result = train(config, log=None if args.quiet else print)
+    except ValueError as err:
+        raise CLIError(str(err)) from err
+    if not args.quiet:
+        print(f"checkpoint: {result.output_dir}")
+    return 0
+
+
+def _push(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from .hub import push, stage_metric, stage_model, stage_space
+
+    chosen = [bool(args.metric), bool(args.space), bool(args.checkpoint or args.results)]
+    if sum(chosen) != 1:
+        raise CLIError(
+            "push one thing: --checkpoint and/or --results, or --metric NAME, or --space [--results DIR]"
+        )
+    if args.metric and args.results:
+        raise CLIError("--metric publishes a metric module alone; leave out --results")
+    if args.dry_run and not args.output:
+        raise CLIError("--dry-run needs --output STAGE (the folder that would be uploaded)")
+    results = [Path(r) for r in args.results or ()]
+    try:
+        with tempfile.TemporaryDirectory(prefix="vitrobust-push-") as scratch:
+            stage = Path(args.output) if args.output else Path(scratch) / "stage"
+            if args.metric:
+                stage_metric(stage, args.metric, repo_id=args.repo)
+                repo_type = "space"
+            elif args.space:
+                stage_space(stage, results=results)
+                repo_type = "space"
+            else:
+                checkpoint = Path(args.checkpoint) if args.checkpoint else None
+                stage_model(stage, checkpoint, results, repo_id=args.repo)
+                repo_type = "model"
+            pushed = push(stage, args.repo, repo_type=repo_type, private=args.private, dry_run=args.dry_run)
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        raise CLIError(str(err)) from err
+    if pushed.dry_run:
+        print(
+            f"dry run: staged {len(pushed.files)} files in {stage} for {repo_type} {args.repo}; nothing uploaded"
+        )
+        for name in pushed.files:
+            print(f"  {name}")
+    else:
+        print(f"pushed {len(pushed.files)} files to {pushed.url}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vitrobust", description="Robustness toolkit for image classifiers (transformers, timm)."
@@ -398,6 +498,49 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("dirs", nargs="+", metavar="DIR", help="run folders (or results.json files)")
     report.add_argument("--output", help="where to write the report (default: the first DIR)")
     report.set_defaults(handler=_report)
+
+    train = subparsers.add_parser(
+        "train",
+        help="train AlterNet (or any transformers / timm classifier) and write a checkpoint folder",
+        description=(
+            "Train a model with Park & Kim's recipe options (AdamW, warmup + cosine, RandAugment, mixup/cutmix, label "
+            "smoothing, stochastic depth, gradient clipping, SAM) and write a transformers checkpoint folder with its "
+            "model card. With no arguments: a tiny AlterNet on scikit-learn's digits, offline, in about a minute. "
+            "Runs distributed under `accelerate launch -m hf_vitrobust train ...`."
+        ),
+    )
+    from .training import TrainingConfig
+
+    _add_config_arguments(train, TrainingConfig)
+    train.add_argument(
+        "--paper-recipe",
+        action="store_true",
+        help="start from Park & Kim's CIFAR recipe (300 epochs, AdamW 1.25e-4, RandAugment, mixup/cutmix, label "
+        "smoothing, random erasing, stochastic depth, clipping); the flags given override it",
+    )
+    train.add_argument("--quiet", action="store_true", help="no per-epoch log")
+    train.set_defaults(handler=_train)
+
+    push = subparsers.add_parser(
+        "push",
+        help="publish a checkpoint and/or evaluation results, a metric or the Space to the Hub",
+        description=(
+            "Stage exactly the folder to upload (checkpoint files, results.json, predictions, figures, report, and a "
+            "model card rendered from model_cards/ with model-index results) and upload it with HfApi.create_repo + "
+            "upload_folder. The token comes from HF_TOKEN or the stored login and is never printed."
+        ),
+    )
+    push.add_argument("repo", help="the Hub repository, org/name")
+    push.add_argument("--checkpoint", help="a checkpoint folder (from `vitrobust train` or save_pretrained)")
+    push.add_argument("--results", action="append", help="an evaluation run folder (repeatable)")
+    push.add_argument("--metric", help="publish this shipped metric as an evaluate metric Space (e.g. mce)")
+    push.add_argument(
+        "--space", action="store_true", help="deploy the Gradio Space (with a wheel of this package)"
+    )
+    push.add_argument("--private", action="store_true", help="create the repository private")
+    push.add_argument("--dry-run", action="store_true", help="stage only: write the folder, upload nothing")
+    push.add_argument("--output", help="where to stage (required with --dry-run)")
+    push.set_defaults(handler=_push)
     return parser
 
 

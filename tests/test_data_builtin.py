@@ -133,7 +133,7 @@ def test_builtin_source_round_trip(manifest, photos):
     assert source.report.num_skipped == 0
     described = source.describe()
     assert described["kind"] == "builtin-photos" and described["generated"] is False
-    assert described["count"] == len(manifest) and described["location"] == str(PHOTOS)
+    assert described["count"] == len(manifest) and described["location"] == "hf_vitrobust/assets/photos"
     limited = load_benchmark("imagenet-val", "builtin", limit=3)
     assert [s.sample_id for s in limited] == [row["file"] for row in manifest[:3]]
 

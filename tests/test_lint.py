@@ -12,7 +12,17 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=["check", "format"])
 def test_ruff(command):
     result = subprocess.run(
-        [sys.executable, "-m", "ruff", *command, "hf_vitrobust", "tests", "benchmarks", "metrics"],
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            *command,
+            "hf_vitrobust",
+            "tests",
+            "benchmarks",
+            "metrics",
+            "spaces_app",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -102,7 +102,9 @@ class BuiltinPhotosSource(Source):
             self.validate()
         return {
             "kind": "builtin-photos",
-            "location": str(self.root),
+            # The package's own copy is named by its place in the package, not by this machine's path (results
+            # files are published).
+            "location": "hf_vitrobust/assets/photos" if self.root == builtin_photos_dir() else str(self.root),
             "revision": f"hf_vitrobust {__version__}",
             "generated": False,
             "count": len(self._rows),  # type: ignore[arg-type]

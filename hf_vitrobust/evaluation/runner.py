@@ -599,8 +599,9 @@ def _estimated_total(plan: StreamPlan) -> int | None:
     per_item = plan.positions_per_chunk // plan.chunk_size
     if isinstance(plan.raw, LimitedSource):
         return plan.raw.limit * per_item
-    location = plan.raw.describe().get("location")
-    if isinstance(location, str) and os.path.exists(location):
+    described = plan.raw.describe()
+    location = described.get("location")
+    if described.get("kind") == "builtin-photos" or (isinstance(location, str) and os.path.exists(location)):
         return sum(1 for _ in plan.raw.raw_samples()) * per_item
     return None
 

@@ -1,0 +1,28 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Publishing to the Hugging Face Hub: model cards rendered from the `model_cards/` templates, staged upload folders
+(a checkpoint with its robustness results, or a metric as a self-contained `evaluate` Space), and the upload.
+
+Stage first, then push: `stage_model(stage, checkpoint, results)` / `stage_metric(stage, name)` write exactly what
+`push(stage, repo_id)` uploads, so a dry run shows it file by file. (`hf_vitrobust.hub.space.stage_space` stages
+the Gradio demo Space.)
+"""
+
+from .cards import eval_results, render_model_card
+from .push import PushError, PushResult, push, resolve_token
+from .space import build_wheel, stage_space
+from .staging import bundle_metric_code, stage_metric, stage_model, staged_files
+
+__all__ = [
+    "PushError",
+    "PushResult",
+    "build_wheel",
+    "bundle_metric_code",
+    "eval_results",
+    "push",
+    "render_model_card",
+    "resolve_token",
+    "stage_metric",
+    "stage_model",
+    "stage_space",
+    "staged_files",
+]

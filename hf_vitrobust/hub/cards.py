@@ -1,0 +1,490 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Model cards: one renderer, fed by the Jinja templates of the top-level `model_cards/` folder (shipped in the
+wheel as `hf_vitrobust/model_card_templates/`), for `vitrobust train` (a checkpoint's card) and `vitrobust push`
+(a checkpoint and/or evaluation results).
+
+The YAML metadata follows the Hub's model card spec: license, library_name, pipeline_tag, tags, datasets and a
+`model-index` holding one eval result per (model, benchmark, metric) of every results.json given, so that
+`huggingface_hub.ModelCard(text).data.eval_results` lists them all.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TEMPLATES = "model_card_templates"
+MODEL_CARD_TEMPLATE = "model_card.md.j2"
+METRIC_SPACE_TEMPLATE = "metric_space.md.j2"
+TASK = {"type": "image-classification", "name": "Image Classification"}
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+# Benchmark metric -> (model-index metric type, display name). Values stay in results.json's units, which the
+# names state. The first rows of each table are the headline numbers of the papers.
+_CLASSIFICATION_METRICS = (
+    (("top1",), "accuracy", "Top-1 accuracy (%)"),
+    (("top5",), "top_5_accuracy", "Top-5 accuracy (%)"),
+    (("calibration", "ece"), "ece", "Expected calibration error (fraction, 15 bins)"),
+)
+_CORRUPTION_METRICS = (
+    (("mce",), "mce", "mCE (%, AlexNet-normalised, lower is better)"),
+    (("relative_mce",), "relative_mce", "Relative mCE (%, lower is better)"),
+    (("mean_top1",), "accuracy", "Mean top-1 over corruptions and severities (%)"),
+    (("severity5_top1",), "accuracy_severity_5", "Mean top-1 at severity 5 (%)"),
+)
+_SEQUENCE_METRICS = (
+    (("mfr",), "mfr", "mFR (%, AlexNet-normalised, lower is better)"),
+    (("mfr_unnormalized",), "flip_probability", "Mean flip probability (fraction, lower is better)"),
+    (("mt5d_unnormalized",), "top_5_distance", "Mean top-5 distance (lower is better)"),
+)
+_OOD_METRICS = (
+    (("aupr",), "aupr", "AUPR, OOD images positive (fraction)"),
+    (("auroc",), "roc_auc", "AUROC (fraction)"),
+    (("fpr_at_95_tpr",), "fpr_at_95_tpr", "FPR at 95% TPR (fraction, lower is better)"),
+)
+
+_CITATIONS = {
+    "paul2022": """@inproceedings{paul2022vision,
+  title     = {Vision Transformers are Robust Learners},
+  author    = {Paul, Sayak and Chen, Pin-Yu},
+  booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence},
+  volume    = {36},
+  number    = {2},
+  pages     = {2071--2081},
+  year      = {2022}
+}""",
+    "park2022": """@inproceedings{park2022how,
+  title     = {How Do Vision Transformers Work?},
+  author    = {Park, Namuk and Kim, Songkuk},
+  booktitle = {International Conference on Learning Representations},
+  year      = {2022}
+}""",
+    "hendrycks2019": """@inproceedings{hendrycks2019benchmarking,
+  title     = {Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},
+  author    = {Hendrycks, Dan and Dietterich, Thomas},
+  booktitle = {International Conference on Learning Representations},
+  year      = {2019}
+}""",
+}
+
+
+def templates_dir() -> Path:
+    """The card templates: `model_cards/` of a checkout, `hf_vitrobust/model_card_templates/` of a wheel."""
+    path = Path(str(resources.files("hf_vitrobust").joinpath(TEMPLATES)))
+    if not (path / MODEL_CARD_TEMPLATE).is_file():
+        raise FileNotFoundError(
+            f"The model card templates are not installed at {path}; reinstall hf_vitrobust."
+        )
+    return path
+
+
+class _Dumper(yaml.SafeDumper):
+    """YAML without anchors and aliases (shared dicts are written out in full, as the Hub's examples are)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _yaml(data: Mapping[str, Any]) -> str:
+    return yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000).strip()
+
+
+def _render(template: str, **variables: Any) -> str:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # Markdown, not HTML
+    )
+    return environment.get_template(template).render(**variables)
+
+
+def _dig(mapping: Mapping[str, Any], path: Sequence[str]) -> Any:
+    value: Any = mapping
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _number(value: Any) -> float | int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return value
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    if value is None:
+        return "–"
+    if isinstance(value, list | tuple):
+        return ", ".join(_format(item) for item in value)
+    return str(value).replace("|", "\\|")
+
+
+def run_name(result: Mapping[str, Any]) -> str:
+    """The name of a results run: its folder's name (results.json's parent), else its suite's name."""
+    source = result.get("_source")
+    if source:
+        return Path(source).parent.name
+    return str((result.get("suite") or {}).get("name") or "results")
+
+
+def _is_hub_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(_HUB_ID.match(value))
+
+
+def _dataset(benchmark: str, info: Mapping[str, Any]) -> dict[str, Any]:
+    """The model-index `dataset` of a benchmark: its Hub id as type where it was read from the Hub, and a name that
+    says when the images were generated here rather than read from the released set."""
+    source = info.get("source") or {}
+    generated = bool(info.get("generated") or source.get("generated"))
+    origin = source.get("clean") if generated and isinstance(source.get("clean"), Mapping) else source
+    hub_id = (
+        origin.get("location") if origin.get("kind") == "hub" and _is_hub_id(origin.get("location")) else None
+    )
+    dataset: dict[str, Any] = {"type": hub_id or benchmark}
+    if generated:
+        made_from = hub_id or origin.get("kind") or "a clean source"
+        dataset["name"] = f"{benchmark} (generated by hf_vitrobust from {made_from}; not the released files)"
+        dataset["args"] = {
+            "generated": True,
+            **{
+                key: source[key]
+                for key in ("corruptions", "severities", "perturbations", "difficulty", "seed")
+                if source.get(key) is not None
+            },
+        }
+    else:
+        dataset["name"] = benchmark if hub_id is None else f"{benchmark} ({hub_id})"
+        if origin.get("kind") == "builtin-photos":
+            dataset["name"] = f"{benchmark} (the photos bundled with hf_vitrobust; a demo sample)"
+    if source.get("revision") and hub_id:
+        dataset["revision"] = str(source["revision"])
+    if info.get("num_samples") is not None:
+        dataset.setdefault("args", {})["num_samples"] = info["num_samples"]
+    return dataset
+
+
+def _metric_table(info: Mapping[str, Any], metrics: Mapping[str, Any]):
+    task = info.get("task")
+    if task == "sequence":
+        return _SEQUENCE_METRICS
+    if task == "ood":
+        return _OOD_METRICS
+    if task == "background":
+        variants = sorted((metrics.get("accuracy") or {}).keys())
+        return (
+            (("bg_gap",), "bg_gap", "BG-gap (fraction, mixed_same - mixed_rand)"),
+            *((("accuracy", v), "accuracy", f"Top-1 on {v} (fraction)") for v in variants),
+        )
+    if "mean_top1" in metrics or "mce" in metrics:
+        return _CORRUPTION_METRICS
+    return _CLASSIFICATION_METRICS
+
+
+def _model_names(results: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], str]:
+    names = {}
+    for index, result in enumerate(results):
+        by_key = {model.get("key"): model for model in result.get("models") or []}
+        for key in result.get("metrics") or {}:
+            model = by_key.get(key) or {}
+            names[(index, key)] = str(model.get("name") or model.get("spec") or key)
+    return names
+
+
+def _same_model(spec: Any, own: Sequence[str]) -> bool:
+    if not isinstance(spec, str) or not spec:
+        return False
+    for candidate in own:
+        if spec == candidate:
+            return True
+        try:
+            if (
+                Path(spec).expanduser().resolve() == Path(candidate).expanduser().resolve()
+                and Path(spec).exists()
+            ):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def eval_results(
+    results: Sequence[Mapping[str, Any]],
+    *,
+    model_name: str | None = None,
+    repo_id: str | None = None,
+    own_specs: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """The `model-index` of `results`: one entry per evaluated model, with one result per benchmark holding every
+    numeric metric of the benchmark (so one EvalResult per model x benchmark x metric). A model whose spec is
+    `repo_id` or one of `own_specs` (the checkpoint's folder) is this repository's model: its entry is named
+    `model_name`; any other keeps its own name (a card never credits another model's numbers to this one)."""
+    names = _model_names(results)
+    own = [*own_specs, *([repo_id] if repo_id else [])]
+    specs = {
+        (position, model.get("key")): model.get("spec")
+        for position, result in enumerate(results)
+        for model in result.get("models") or []
+    }
+    index: dict[str, dict[str, Any]] = {}
+    for position, result in enumerate(results):
+        run = run_name(result)
+        # The Hub requires a source's url with its name: name the run only where its file will be.
+        source = None
+        if repo_id:
+            url = f"https://huggingface.co/{repo_id}/blob/main/results/{run}/results.json"
+            source = {"name": f"hf_vitrobust results ({run})", "url": url}
+        for key, per_benchmark in (result.get("metrics") or {}).items():
+            is_own = model_name is not None and _same_model(specs.get((position, key)), own)
+            name = model_name if is_own else names[(position, key)]
+            entry = index.setdefault(name, {"name": name, "results": []})
+            for benchmark, metrics in per_benchmark.items():
+                info = (result.get("benchmarks") or {}).get(benchmark) or {}
+                rows = []
+                for path, metric_type, metric_name in _metric_table(info, metrics):
+                    value = _number(_dig(metrics, path))
+                    if value is not None:
+                        rows.append({"type": metric_type, "name": metric_name, "value": value})
+                if rows:
+                    item = {"task": dict(TASK), "dataset": _dataset(benchmark, info), "metrics": rows}
+                    entry["results"].append({**item, "source": source} if source else item)
+    return [entry for entry in index.values() if entry["results"]]
+
+
+def _percent(accuracy: Any) -> float | None:
+    """An accuracy in percent: the trainer records fractions."""
+    value = _number(accuracy)
+    return None if value is None else float(100 * value if value <= 1 else value)
+
+
+def _training_section(summary: Mapping[str, Any]) -> dict[str, Any]:
+    recipe = summary.get("recipe") or {}
+    history = []
+    for row in summary.get("history") or []:
+        values = [
+            row.get("epoch"),
+            row.get("train_loss"),
+            _percent(row.get("eval_accuracy")),
+            row.get("seconds"),
+        ]
+        history.append([_format(value) for value in values])
+    accuracy = _percent(summary.get("eval_accuracy"))
+    return {
+        "recipe": [(str(key), _format(value)) for key, value in recipe.items()],
+        "history": history,
+        "eval_accuracy": None if accuracy is None else _format(accuracy),
+        "wall_seconds": _format(_number(summary.get("wall_seconds"))),
+        "epochs": summary.get("epochs"),
+    }
+
+
+def _dataset_name(summary: Mapping[str, Any]) -> str | None:
+    dataset = summary.get("dataset")
+    if isinstance(dataset, Mapping):
+        dataset = dataset.get("id") or dataset.get("name") or dataset.get("path")
+    return None if dataset is None else str(dataset)
+
+
+def _is_alternet(summary: Mapping[str, Any]) -> bool:
+    text = f"{summary.get('architecture', '')} {summary.get('preset', '')} {summary.get('model_type', '')}"
+    return "alternet" in text.lower()
+
+
+def _results_sections(results: Sequence[Mapping[str, Any]], names: Mapping[tuple[int, str], str]):
+    sections = []
+    for position, result in enumerate(results):
+        summary = result.get("summary") or {}
+        headlines = list(dict.fromkeys(h for per_model in summary.values() for h in per_model))
+        rows = [
+            [names.get((position, key), key), *(_format(per_model.get(h)) for h in headlines)]
+            for key, per_model in summary.items()
+        ]
+        benchmarks = []
+        for benchmark, info in (result.get("benchmarks") or {}).items():
+            dataset = _dataset(benchmark, info)
+            benchmarks.append(
+                [
+                    benchmark,
+                    dataset["name"],
+                    "yes" if info.get("generated") else "no",
+                    _format(info.get("num_samples")),
+                ]
+            )
+        suite = result.get("suite") or {}
+        sections.append(
+            {
+                "run": run_name(result),
+                "suite": suite.get("name"),
+                "description": " ".join(str(suite.get("description") or "").split()),
+                "created": result.get("created"),
+                "version": result.get("hf_vitrobust_version"),
+                "complete": result.get("complete", True),
+                "headlines": headlines,
+                "rows": rows,
+                "benchmarks": benchmarks,
+                "probes": sorted(
+                    {p for per_model in (result.get("probes") or {}).values() for p in per_model}
+                ),
+            }
+        )
+    return sections
+
+
+def _limitations(summary: Mapping[str, Any] | None, results: Sequence[Mapping[str, Any]]) -> list[str]:
+    notes = []
+    if summary is not None:
+        dataset = _dataset_name(summary)
+        if dataset == "digits":
+            notes.append(
+                "This is a toy model: trained on scikit-learn's 8x8 handwritten digits (1,797 images) upscaled, "
+                "to show the training recipe end to end on a CPU. It is not an ImageNet model, and its numbers "
+                "say nothing about AlterNet at scale."
+            )
+        elif dataset is not None:
+            notes.append(
+                f"Trained on `{dataset}` only: expect it to fail on images unlike that data, and check its "
+                "robustness results below before relying on it."
+            )
+    kinds = {
+        ((info.get("source") or {}).get("clean") or info.get("source") or {}).get("kind")
+        for result in results
+        for info in (result.get("benchmarks") or {}).values()
+    }
+    if any(info.get("generated") for r in results for info in (r.get("benchmarks") or {}).values()):
+        notes.append(
+            "Benchmarks marked *generated* were corrupted on the fly by hf_vitrobust's corruption engine from clean "
+            "images, not read from the released ImageNet-C/-P files: close to, but not the official benchmarks."
+        )
+    if "builtin-photos" in kinds:
+        notes.append(
+            "Results on the photos bundled with hf_vitrobust (a few dozen images) demonstrate every output of a run; "
+            "they are not a measurement."
+        )
+    if any(
+        (m or {}).get("missing_cells")
+        for r in results
+        for per in (r.get("metrics") or {}).values()
+        for m in per.values()
+    ):
+        notes.append("Some ImageNet-C cells were missing: those mCE values cover the cells present only.")
+    return notes
+
+
+def render_model_card(
+    *,
+    checkpoint: Mapping[str, Any] | None = None,
+    results: Sequence[Mapping[str, Any]] = (),
+    repo_id: str | None = None,
+    license: str | None = None,
+    own_specs: Sequence[str] = (),
+) -> str:
+    """A README.md (YAML metadata + Markdown) for a checkpoint and/or evaluation results.
+
+    `checkpoint`: the training summary `vitrobust train` writes (`training_summary.json`), or any mapping with
+    "architecture" (and optionally preset, dataset, recipe, history, eval_accuracy). `results`: results.json
+    dicts (`hf_vitrobust.evaluation.report.load_results`). `repo_id`: where it goes (load snippets and links).
+    `license`: default apache-2.0 (weights trained here from scratch, and results made by hf_vitrobust), "other"
+    for a checkpoint that started from pretrained weights. `own_specs`: model specs (e.g. the checkpoint's folder)
+    that the results name this repository's model by; results of other models keep their own names.
+    """
+    from .. import __version__
+
+    if checkpoint is None and not results:
+        raise ValueError("A model card needs a checkpoint summary, evaluation results, or both.")
+    if isinstance(results, Mapping):
+        results = [results]
+    summary = dict(checkpoint) if checkpoint is not None else None
+    repo_name = repo_id.split("/")[-1] if repo_id else None
+    if summary is not None:
+        model_name = repo_name or str(summary.get("preset") or summary.get("architecture") or "model")
+    else:
+        model_name = repo_name
+    model_index = eval_results(results, model_name=model_name, repo_id=repo_id, own_specs=own_specs)
+    names = _model_names(results)
+
+    if license is None:
+        license = "other" if summary is not None and summary.get("pretrained") else "apache-2.0"
+    tags = ["hf_vitrobust", "robustness", "image-classification", "vision"]
+    if summary is not None and _is_alternet(summary):
+        tags += ["alternet", "vision-transformer", "custom_code"]
+    tags += sorted({b for r in results for b in (r.get("benchmarks") or {})})
+    datasets = []
+    trained_on = _dataset_name(summary) if summary is not None else None
+    if _is_hub_id(trained_on) and not Path(trained_on).exists():  # "org/name", not a local folder
+        datasets.append(trained_on)
+    datasets += [
+        e["dataset"]["type"] for entry in model_index for e in entry["results"] if "/" in e["dataset"]["type"]
+    ]
+    metadata: dict[str, Any] = {"license": license}
+    if summary is not None:
+        metadata["library_name"] = "transformers"
+    metadata["pipeline_tag"] = "image-classification"
+    metadata["tags"] = list(dict.fromkeys(tags))
+    if datasets:
+        metadata["datasets"] = list(dict.fromkeys(datasets))
+    if model_index:
+        metadata["model-index"] = model_index
+    card_data = _yaml(metadata)
+
+    uses_c_or_p = any(
+        info.get("task") == "sequence" or "imagenet-c" in name or "cifar" in name
+        for r in results
+        for name, info in (r.get("benchmarks") or {}).items()
+    )
+    citations = [_CITATIONS["paul2022"], _CITATIONS["park2022"]]
+    if uses_c_or_p:
+        citations.append(_CITATIONS["hendrycks2019"])
+    return _render(
+        MODEL_CARD_TEMPLATE,
+        card_data=card_data,
+        title=model_name or "Robustness results",
+        repo_id=repo_id,
+        load_id=repo_id or "path/to/this/folder",
+        summary=summary,
+        model_label=str((summary or {}).get("preset") or (summary or {}).get("architecture") or "model"),
+        alternet=summary is not None and _is_alternet(summary),
+        dataset=_dataset_name(summary) if summary is not None else None,
+        labels=list((summary or {}).get("id2label", {}).values())[:20] if summary else [],
+        num_labels=(summary or {}).get("num_labels"),
+        training=_training_section(summary)
+        if summary and (summary.get("recipe") or summary.get("history"))
+        else None,
+        runs=_results_sections(results, names),
+        limitations=_limitations(summary, results),
+        citations=citations,
+        version=(summary or {}).get("hf_vitrobust_version") or __version__,
+    )
+
+
+def metric_space_readme(
+    *, metadata: Mapping[str, Any], body: str, name: str, module_name: str, repo_id: str | None = None
+) -> str:
+    """README.md of a metric Space (`stage_metric`): the Space metadata, a how-to-load note and the metric card."""
+    card_data = _yaml(metadata)
+    return _render(
+        METRIC_SPACE_TEMPLATE,
+        card_data=card_data,
+        name=name,
+        module_name=module_name,
+        load_id=repo_id or f"path/to/{module_name}",
+        body=body.strip(),
+    )
+
+
+__all__ = ["eval_results", "metric_space_readme", "render_model_card", "run_name", "templates_dir"]

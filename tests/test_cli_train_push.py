@@ -1,0 +1,72 @@
+"""`vitrobust train` and `vitrobust push` as a user runs them: a short training run on the digits, then the staged
+(dry-run) upload folders of the checkpoint with an evaluation run, of a metric, and the refusals."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hf_vitrobust.cli import main as cli_main
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> Path:
+    output = tmp_path_factory.mktemp("train") / "alternet-digits"
+    args = ["train", "--epochs", "1", "--max-train-samples", "128", "--max-eval-samples", "64"]
+    assert cli_main([*args, "--batch-size", "32", "--output-dir", str(output), "--quiet"]) == 0
+    return output
+
+
+def test_train_writes_a_checkpoint_folder(checkpoint):
+    summary = json.loads((checkpoint / "training_summary.json").read_text())
+    assert summary["epochs"] == 1 and summary["dataset"] == "digits" and summary["num_labels"] == 10
+    assert summary["recipe"]["lr"] == pytest.approx(4e-3)
+    for name in ("model.safetensors", "config.json", "preprocessor_config.json", "README.md"):
+        assert (checkpoint / name).is_file(), name
+
+
+def test_train_flags_override_the_paper_recipe(tmp_path):
+    with pytest.raises(SystemExit):  # a bad value is refused before any training
+        cli_main(["train", "--paper-recipe", "--epochs", "0", "--output-dir", str(tmp_path / "x"), "--quiet"])
+    assert not (tmp_path / "x").exists()
+
+
+def test_push_dry_run_stages_the_checkpoint(checkpoint, tmp_path, capsys):
+    stage = tmp_path / "stage"
+    assert (
+        cli_main(
+            [
+                "push",
+                "me/alternet-digits",
+                "--checkpoint",
+                str(checkpoint),
+                "--dry-run",
+                "--output",
+                str(stage),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "nothing uploaded" in out
+    staged = sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
+    assert {"README.md", "config.json", "model.safetensors", "training_summary.json"} <= set(staged)
+    assert all(f"  {name}" in out for name in staged)
+    assert "alternet" in (stage / "README.md").read_text().lower()
+
+
+def test_push_metric_dry_run_and_refusals(tmp_path, capsys, monkeypatch):
+    stage = tmp_path / "mce"
+    assert cli_main(["push", "me/mce", "--metric", "mce", "--dry-run", "--output", str(stage)]) == 0
+    assert {"README.md", "app.py", "mce.py"} <= {p.name for p in stage.iterdir()}
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
+    for argv in (
+        ["push", "me/x", "--metric", "mce", "--dry-run"],  # a dry run needs a stage folder
+        ["push", "me/x", "--metric", "mce", "--space"],  # one thing at a time
+        ["push", "me/x"],  # nothing to push
+        ["push", "me/x", "--metric", "mce"],  # no token: refused before any upload
+    ):
+        with pytest.raises(SystemExit):
+            cli_main(argv)
+    assert "token" in capsys.readouterr().err.lower()
