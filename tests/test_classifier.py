@@ -584,3 +584,22 @@ def test_builtin_conversion_checks_shapes():
     model = timm.create_model("tf_efficientnet_lite0", pretrained=False, num_classes=10)
     with pytest.raises(ValueError, match="Shape mismatch"):
         builtin.convert_efficientnet_lite0_state_dict(model)
+
+
+def test_preprocessing_from_a_timm_wrapper_image_processor():
+    """A timm model saved as a transformers folder (TimmWrapper) keeps timm's data config in its processor."""
+    from transformers import TimmWrapperImageProcessor
+
+    processor = TimmWrapperImageProcessor(
+        pretrained_cfg={
+            "input_size": (3, 32, 32),
+            "interpolation": "bicubic",
+            "mean": (0.1, 0.2, 0.3),
+            "std": (0.4, 0.5, 0.6),
+            "crop_pct": 0.8,
+        }
+    )
+    preprocessing = Preprocessing.from_image_processor(processor)
+    assert preprocessing.input_size == (32, 32) and preprocessing.crop_pct == 0.8
+    assert preprocessing.interpolation == "bicubic"
+    assert tuple(preprocessing.mean) == (0.1, 0.2, 0.3) and tuple(preprocessing.std) == (0.4, 0.5, 0.6)

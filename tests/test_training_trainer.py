@@ -12,7 +12,7 @@ import torch
 from PIL import Image
 from transformers import AutoImageProcessor, AutoModelForImageClassification
 
-from hf_vitrobust.models import AlterNetForImageClassification
+from hf_vitrobust.models import AlterNetForImageClassification, load_classifier
 from hf_vitrobust.training import SUMMARY_FILE, TrainingConfig, digits_images, digits_split, train
 from hf_vitrobust.training.trainer import CHECKPOINTS_DIR
 
@@ -289,6 +289,9 @@ def test_timm_and_transformers_models_train_and_save_as_transformers_folders(
         torch.testing.assert_close(
             loaded(pixel_values=pixels).logits, result.model(pixel_values=pixels).logits, rtol=0, atol=1e-6
         )
+    # The folder is also a model spec for the rest of the package (evaluation, probes).
+    classifier = load_classifier(str(tmp_path / "out"))
+    assert classifier.num_classes == 10 and classifier.input_size == (16, 16)
 
 
 def test_bad_models_fail_before_training(tmp_path):

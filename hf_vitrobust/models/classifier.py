@@ -239,6 +239,10 @@ class Preprocessing:
         here the result is center-cropped to a square of that edge, since a Classifier has one input size. A rescale factor other than 1/255 is folded into mean and std, so the
         model still receives exactly what the processor would give it.
         """
+        if isinstance(getattr(processor, "data_config", None), Mapping):
+            # transformers' TimmWrapperImageProcessor (a timm model saved as a transformers folder) keeps timm's
+            # resolved data config.
+            return cls.from_timm(processor.data_config)
         size = getattr(processor, "size", None)
         if size is None:
             raise ValueError(f"{type(processor).__name__} has no `size`; pass preprocessing= explicitly.")
