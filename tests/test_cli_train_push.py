@@ -70,3 +70,51 @@ def test_push_metric_dry_run_and_refusals(tmp_path, capsys, monkeypatch):
         with pytest.raises(SystemExit):
             cli_main(argv)
     assert "token" in capsys.readouterr().err.lower()
+
+
+@pytest.mark.slow
+def test_train_under_accelerate_launch_with_two_processes(tmp_path):
+    """`accelerate launch -m hf_vitrobust train` on 2 CPU processes: one checkpoint folder, written once, whose
+    evaluation counted every held-out digit exactly once."""
+    import os
+    import subprocess
+    import sys
+
+    output = tmp_path / "two-processes"
+    command = [
+        str(Path(sys.executable).parent / "accelerate"),
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(29700 + os.getpid() % 200),
+        "-m",
+        "hf_vitrobust",
+        "train",
+        "--epochs",
+        "1",
+        "--max-train-samples",
+        "128",
+        "--max-eval-samples",
+        "50",
+        "--num-threads",
+        "1",
+        "--output-dir",
+        str(output),
+        "--quiet",
+    ]
+    env = {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    summary = json.loads((output / "training_summary.json").read_text())
+    assert summary["num_eval_samples"] == 50
+    correct = summary["eval_accuracy"] * 50
+    assert abs(correct - round(correct)) < 1e-9  # a count out of 50: no duplicated or dropped sample
+    assert (output / "model.safetensors").is_file() and not (output / "checkpoints").exists()
