@@ -341,7 +341,8 @@ def _push(args: argparse.Namespace) -> int:
 
     from .hub import push, stage_metric, stage_model, stage_space
 
-    chosen = [bool(args.metric), bool(args.space), bool(args.checkpoint or args.results)]
+    # The Space may carry results (its leaderboard); a checkpoint upload may carry results too.
+    chosen = [bool(args.metric), bool(args.space), bool(args.checkpoint or (args.results and not args.space))]
     if sum(chosen) != 1:
         raise CLIError(
             "push one thing: --checkpoint and/or --results, or --metric NAME, or --space [--results DIR]"

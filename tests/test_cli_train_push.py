@@ -118,3 +118,32 @@ def test_train_under_accelerate_launch_with_two_processes(tmp_path):
     correct = summary["eval_accuracy"] * 50
     assert abs(correct - round(correct)) < 1e-9  # a count out of 50: no duplicated or dropped sample
     assert (output / "model.safetensors").is_file() and not (output / "checkpoints").exists()
+
+
+def test_push_space_dry_run_carries_a_wheel_and_the_results(tmp_path, capsys):
+    """--space with --results: the Space folder with a wheel of this package and the results for its leaderboard."""
+    from hf_vitrobust.evaluation import EvaluationConfig, evaluate
+
+    suite = tmp_path / "tiny.json"
+    suite.write_text(
+        json.dumps(
+            {
+                "name": "tiny",
+                "description": "two photos",
+                "benchmarks": {"imagenet-val": {"source": "builtin", "limit": 2}},
+            }
+        )
+    )
+    run = tmp_path / "run"
+    evaluate(
+        EvaluationConfig(models=["builtin:efficientnet_lite0"], suite=str(suite), output=run, progress=False)
+    )
+    stage = tmp_path / "space"
+    assert (
+        cli_main(["push", "me/demo", "--space", "--results", str(run), "--dry-run", "--output", str(stage)])
+        == 0
+    )
+    staged = {str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file()}
+    assert {"app.py", "README.md", "requirements.txt", "results/run/results.json"} <= staged
+    wheels = [name for name in staged if name.startswith("wheels/hf_vitrobust-") and name.endswith(".whl")]
+    assert len(wheels) == 1 and f"./{wheels[0]}" in (stage / "requirements.txt").read_text()
