@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from launch import accelerate_launch, cpu_environment
 
 from hf_vitrobust.cli import main as cli_main
 
@@ -76,27 +77,10 @@ def test_push_metric_dry_run_and_refusals(tmp_path, capsys, monkeypatch):
 def test_train_under_accelerate_launch_with_two_processes(tmp_path):
     """`accelerate launch -m hf_vitrobust train` on 2 CPU processes: one checkpoint folder, written once, whose
     evaluation counted every held-out digit exactly once."""
-    import os
     import subprocess
-    import sys
 
     output = tmp_path / "two-processes"
-    command = [
-        str(Path(sys.executable).parent / "accelerate"),
-        "launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "--main_process_port",
-        str(29700 + os.getpid() % 200),
-        "-m",
-        "hf_vitrobust",
+    command = accelerate_launch(
         "train",
         "--epochs",
         "1",
@@ -109,8 +93,9 @@ def test_train_under_accelerate_launch_with_two_processes(tmp_path):
         "--output-dir",
         str(output),
         "--quiet",
-    ]
-    env = {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+        port_base=29700,
+    )
+    env = cpu_environment()
     completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
     summary = json.loads((output / "training_summary.json").read_text())

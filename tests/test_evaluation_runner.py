@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from launch import accelerate_launch, cpu_environment
 from PIL import Image
 
 from hf_vitrobust.cli import main as cli_main
@@ -195,32 +196,13 @@ def test_two_processes_match_one_process(reference_run, suite_file, tmp_path):
     """`accelerate launch` with 2 CPU processes: every sample evaluated once, identical predictions and sample sets,
     metrics and probe results within 1e-6 of the 1-process run."""
     output = tmp_path / "two-processes"
-    accelerate = Path(sys.executable).parent / "accelerate"
-    command = [
-        str(accelerate),
-        "launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "--main_process_port",
-        str(29500 + os.getpid() % 1000),
-        "-m",
-        "hf_vitrobust",
-        "evaluate",
-        "--suite",
-        str(suite_file),
-        "--output",
-        str(output),
-        "--quiet",
-    ]
+    command = accelerate_launch("evaluate", "--suite", str(suite_file), "--output", str(output), "--quiet")
     completed = subprocess.run(
-        command, env={**_env(), "ACCELERATE_USE_CPU": "1"}, capture_output=True, text=True, timeout=600
+        command,
+        env=cpu_environment(PYTHONPATH=_env()["PYTHONPATH"]),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     one = json.loads((reference_run[0] / "results.json").read_text())
