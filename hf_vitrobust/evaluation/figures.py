@@ -12,8 +12,8 @@ shares, so that figures and tables agree on which model is which and what a dict
 
 from __future__ import annotations
 
+import io
 import math
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .store import write_bytes_atomic
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -852,14 +854,11 @@ def build_figures(results: Sequence[Mapping[str, Any]]) -> dict[str, Figure]:
 
 
 def write_figures(results: Mapping[str, Any] | Sequence[Mapping[str, Any]], out_dir: Path) -> dict[str, str]:
-    """Draw every figure whose data is present and save it as `out_dir/figures/<name>.png` (atomically: a
-    temporary file, then `os.replace`). Returns name -> the path relative to `out_dir` ("figures/<name>.png").
+    """Draw every figure whose data is present and save it as `out_dir/figures/<name>.png` (atomically, see
+    `store`). Returns name -> the path relative to `out_dir` ("figures/<name>.png").
 
-    `results`: one results.json dict or several (models of several runs side by side). Uses matplotlib's Agg
-    backend (set here, not at import, so importing the package never touches a user's backend choice)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    `results`: one results.json dict or several (models of several runs side by side). Figures are plain
+    `matplotlib.figure.Figure` objects rendered to PNG: no pyplot, and a user's backend choice is never touched."""
     runs = [results] if isinstance(results, Mapping) else list(results)
     if not all(isinstance(run, Mapping) for run in runs):
         raise TypeError("`results` must be a results.json dict or a list of them.")
@@ -867,13 +866,9 @@ def write_figures(results: Mapping[str, Any] | Sequence[Mapping[str, Any]], out_
     written = {}
     for name, figure in build_figures(runs).items():
         figures_dir.mkdir(parents=True, exist_ok=True)
-        path = figures_dir / f"{name}.png"
-        temporary = path.with_name(f".{path.name}.tmp")
-        try:
-            figure.savefig(temporary, format="png", dpi=DPI)
-            os.replace(temporary, path)
-        finally:
-            temporary.unlink(missing_ok=True)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=DPI)
+        write_bytes_atomic(figures_dir / f"{name}.png", buffer.getvalue())
         written[name] = f"{FIGURES_DIR}/{name}.png"
     return written
 

@@ -46,6 +46,7 @@ from .figures import (
     write_figures,
 )
 from .results import check_schema
+from .store import write_text_atomic
 
 RESULTS_FILE = "results.json"
 MISSING = "—"
@@ -856,15 +857,6 @@ def render_html(results: Sequence[Mapping[str, Any]], figures: Mapping[str, str]
     return "\n".join(parts) + "\n"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
 def write_report(results: Mapping[str, Any] | Sequence[Mapping[str, Any]], out_dir: Path) -> dict[str, Any]:
     """Write `out_dir/figures/*.png`, `out_dir/report.md` and the self-contained `out_dir/report.html`.
 
@@ -875,8 +867,8 @@ def write_report(results: Mapping[str, Any] | Sequence[Mapping[str, Any]], out_d
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = write_figures(merged, out_dir)
     markdown, page = out_dir / "report.md", out_dir / "report.html"
-    _write_atomic(markdown, render_markdown(merged, figures))
-    _write_atomic(page, render_html(merged, figures, out_dir))
+    write_text_atomic(markdown, render_markdown(merged, figures))
+    write_text_atomic(page, render_html(merged, figures, out_dir))
     return {"figures": figures, "markdown": markdown, "html": page}
 
 
