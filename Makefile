@@ -12,10 +12,8 @@ $(PY):
 	$(PY) -m pip install --disable-pip-version-check -q --upgrade pip
 
 # Runtime install: the package and its dependencies (torch/torchvision pinned by constraints.txt).
-# grad-cam goes in with --no-deps: it pins the GUI build of OpenCV; pyproject lists its real needs.
 $(VENV)/.runtime-installed: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e .
-	$(PIP) --no-deps grad-cam==1.5.7
 	touch $@
 
 # Dev install: test and lint tools, the Space extra, and the reference packages tests compare against.
@@ -23,7 +21,7 @@ $(VENV)/.runtime-installed: pyproject.toml constraints.txt | $(PY)
 # huggingface_hub's httpx stack); imagecorruptions requires the GUI build of OpenCV (the dev extra has the headless one).
 $(VENV)/.dev-installed: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e '.[dev,space]'
-	$(PIP) --no-deps grad-cam==1.5.7 torchattacks==3.5.1 imagecorruptions==1.1.2
+	$(PIP) --no-deps torchattacks==3.5.1 imagecorruptions==1.1.2
 	touch $@ $(VENV)/.runtime-installed
 
 # The offline default: the builtin EfficientNet-Lite0 on the bundled photos (the `demo` suite), report included.

@@ -62,7 +62,7 @@ CAM_METHODS = {
     "eigengradcam": "EigenGradCAM",
     "scorecam": "ScoreCAM",
 }
-_INSTALL_HINT = "pip install --no-deps grad-cam ttach (and opencv-python-headless)"
+_INSTALL_HINT = "pip install grad-cam"
 
 
 def cam_method_name(method: str) -> str:
