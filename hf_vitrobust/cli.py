@@ -259,11 +259,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         progress=not args.quiet,
     )
     try:
-        results = evaluate(config)
+        evaluate(config)
     except EvaluationError as err:
         raise CLIError(str(err)) from err
-    if not args.quiet and results.get("figures") is not None:
-        print(f"results: {Path(args.output) / 'results.json'}; report: {Path(args.output) / 'report.html'}")
     return 0
 
 

@@ -49,16 +49,6 @@ class ProcessGroup:
         broadcast_object_list(box, from_process=0)
         return box[0]
 
-    def all_gather(self, value: Any) -> list[Any]:
-        """Every rank's `value`, in rank order, on every rank."""
-        if self.world_size == 1:
-            return [value]
-        import torch.distributed as dist
-
-        gathered: list[Any] = [None] * self.world_size
-        dist.all_gather_object(gathered, value)
-        return gathered
-
 
 def _launched() -> bool:
     """Whether this process was started by `accelerate launch` or `torchrun` with more than one process."""

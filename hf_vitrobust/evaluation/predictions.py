@@ -14,11 +14,10 @@ import json
 import math
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import torch
 
-from ..data import NO_LABEL, Benchmark
+from ..data import Benchmark
 from ..data.samples import Sample
 
 TOP_K = 5
@@ -54,11 +53,6 @@ def keeps_logits(benchmark: Benchmark, expanded: bool) -> bool:
     return not expanded and benchmark.task != "sequence"
 
 
-def _metadata_value(sample: Sample, key: str) -> Any:
-    value = sample.metadata.get(key)
-    return None if value is None else value
-
-
 def prediction_rows(
     benchmark: Benchmark,
     positions: list[int],
@@ -74,15 +68,8 @@ def prediction_rows(
     columns["sample_id"] = [s.sample_id for s in samples]
     columns["label"] = [int(s.label) for s in samples]
     columns["metadata"] = [json.dumps(s.metadata, sort_keys=True, default=str) for s in samples]
-    for key, column in (
-        ("corruption", "corruption"),
-        ("severity", "severity"),
-        ("variant", "variant"),
-        ("perturbation", "perturbation"),
-        ("difficulty", "difficulty"),
-        ("is_ood", "is_ood"),
-    ):
-        columns[column] = [_metadata_value(s, key) for s in samples]
+    for key in ("corruption", "severity", "variant", "perturbation", "difficulty", "is_ood"):
+        columns[key] = [s.metadata.get(key) for s in samples]
     k = min(TOP_K, logits.shape[-1])
     if benchmark.task == "sequence":
         top = logits.topk(k, dim=-1).indices  # (n, T, k)
@@ -135,12 +122,7 @@ def chunk_skips(table: pa.Table) -> dict[str, Any]:
     return json.loads(raw) if raw else {"skipped": {}, "examples": [], "converted_to_rgb": {}}
 
 
-def label_array(table: Any) -> np.ndarray:
-    return np.asarray(table["label"], dtype=np.int64)
-
-
 __all__ = [
-    "NO_LABEL",
     "PREDICTION_SCHEMA",
     "TOP_K",
     "chunk_skips",

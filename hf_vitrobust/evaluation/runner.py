@@ -20,7 +20,6 @@ import difflib
 import json
 import logging
 import os
-import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -37,7 +36,7 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..corruptions.export import stable_sample_index
-from ..data import BENCHMARKS, Benchmark, LimitedSource, SkipReport, get_benchmark, load_benchmark
+from ..data import BENCHMARKS, Benchmark, SkipReport, get_benchmark, load_benchmark
 from ..data.samples import MAX_REPORTED_SKIPS
 from ..models.classifier import Classifier, load_classifier
 from .distributed import ProcessGroup, process_group
@@ -46,7 +45,16 @@ from .probe_tasks import ProbeNotApplicable, get_probe_task, select_images
 from .results import SCHEMA, SCHEMA_VERSION, environment, json_safe, model_key, utc_now
 from .scoring import benchmark_metrics, headline
 from .store import ChunkStore, load_tensors, save_tensors_atomic, write_json_atomic, write_parquet_atomic
-from .streams import ChunkDataset, ChunkInputs, StreamEnd, StreamPlan, collate_identity, plan_stream
+from .streams import (
+    ChunkDataset,
+    ChunkInputs,
+    StreamEnd,
+    StreamPlan,
+    chunked,
+    collate_identity,
+    plan_stream,
+    prepare_chunk,
+)
 from .suite import Suite, load_suite
 
 logger = logging.getLogger(__name__)
@@ -314,7 +322,7 @@ class Runner:
             collate_fn=collate_identity,
             persistent_workers=False,
         )
-        total = _estimated_total(plan)
+        total = plan.expected_samples()
         ends: list[StreamEnd] = []
         with self._progress(f"{entry.key} {name}", total) as bar:
             for item in loader:
@@ -370,8 +378,6 @@ class Runner:
     ) -> dict[int, tuple[torch.Tensor, int, int]]:
         """position -> (pixels, label, stable sample id) for the given stream positions (one pass over the stream,
         decoding only those)."""
-        from .streams import chunked, prepare_chunk
-
         found: dict[int, tuple[torch.Tensor, int, int]] = {}
         if not positions:
             return found
@@ -412,90 +418,67 @@ class Runner:
         self, entry: _ModelEntry, plans: dict[str, StreamPlan], selections: dict[str, list[int]]
     ) -> dict[str, Any]:
         """Every probe of the suite on its selected images: this rank's chunks, then (rank 0) the merge."""
-        results: dict[str, Any] = {}
+        skipped: dict[str, Any] = {}
         classifier = entry.classifier
-        jobs = []  # (spec, task, chunks of positions)
+        jobs = []  # (spec, task, chunks of positions, their store, this rank's chunks still to do)
         for spec in self.suite.probes:
             task = get_probe_task(spec.name)
             if spec.benchmark in entry.skipped:
-                results[spec.name] = {"skipped": entry.skipped[spec.benchmark], "benchmark": spec.benchmark}
+                skipped[spec.name] = {"skipped": entry.skipped[spec.benchmark], "benchmark": spec.benchmark}
                 continue
             try:
                 task.check_applicable(classifier, spec.params)
             except ProbeNotApplicable as reason:
-                results[spec.name] = {"skipped": str(reason), "benchmark": spec.benchmark}
+                skipped[spec.name] = {"skipped": str(reason), "benchmark": spec.benchmark}
                 continue
             positions = selections[spec.name]
             size = task.chunk_length(spec.params)
             chunks = [positions[i : i + size] for i in range(0, len(positions), size)]
-            jobs.append((spec, task, chunks))
-        # This rank's images of every probe, fetched in one pass per benchmark.
-        needed: dict[str, set[int]] = {}
-        for spec, _task, chunks in jobs:
             store = ChunkStore(self.work / entry.key / "probes" / spec.name, "pt")
             done = store.done_indices()
-            for index, chunk in enumerate(chunks):
-                if self.group.owns(index) and index not in done:
-                    needed.setdefault(spec.benchmark, set()).update(chunk)
+            mine = [i for i in range(len(chunks)) if self.group.owns(i) and i not in done]
+            jobs.append((spec, task, chunks, store, mine))
+        # This rank's images of every probe, fetched in one pass per benchmark.
+        needed: dict[str, set[int]] = {}
+        for spec, _task, chunks, _store, mine in jobs:
+            for index in mine:
+                needed.setdefault(spec.benchmark, set()).update(chunks[index])
         inputs = {
             name: self._probe_inputs(plans[name], classifier, wanted) for name, wanted in needed.items()
         }
-        for spec, task, chunks in jobs:
-            store = ChunkStore(self.work / entry.key / "probes" / spec.name, "pt")
-            done = store.done_indices()
-            started = time.perf_counter()
-            params = dict(spec.params)
-            mine = [i for i in range(len(chunks)) if self.group.owns(i) and i not in done]
+        for spec, task, chunks, store, mine in jobs:
             with self._progress(f"{entry.key} probe {spec.name}", len(chunks), unit="chunk") as bar:
                 for index in mine:
                     rows = [inputs[spec.benchmark][p] for p in chunks[index] if p in inputs[spec.benchmark]]
                     pixels = torch.stack([r[0] for r in rows]).to(classifier.device)
                     labels = torch.tensor([r[1] for r in rows], dtype=torch.int64, device=classifier.device)
                     ids = torch.tensor([r[2] for r in rows], dtype=torch.int64, device=classifier.device)
-                    partial = task.run(classifier, pixels, labels, ids, self.seed, params)
+                    partial = task.run(classifier, pixels, labels, ids, self.seed, dict(spec.params))
                     save_tensors_atomic(store.path(index), partial)
                     bar.update(self.group.world_size)
             store.mark_complete(self.group.rank, len(chunks), sum(len(c) for c in chunks))
-            results[spec.name] = {"_chunks": len(chunks), "_seconds": time.perf_counter() - started}
         self.group.barrier()
         if not self.group.is_main:
             return {}
-        merged: dict[str, Any] = {}
-        for spec in self.suite.probes:
-            entry_result = results.get(spec.name)
-            if entry_result is None or "skipped" in entry_result:
-                merged[spec.name] = entry_result
-                continue
-            task = get_probe_task(spec.name)
-            store = ChunkStore(self.work / entry.key / "probes" / spec.name, "pt")
-            num_chunks = entry_result["_chunks"]
-            missing = store.missing(num_chunks)
+        merged: dict[str, Any] = dict(skipped)
+        for spec, task, chunks, store, _mine in jobs:
+            missing = store.missing(len(chunks))
             if missing:
                 raise RuntimeError(f"probe {spec.name}: chunks {missing[:10]} were never written.")
-            if num_chunks == 0:
+            if not chunks:
                 merged[spec.name] = {"skipped": "no images were selected", "benchmark": spec.benchmark}
                 continue
-            partials = [load_tensors(store.path(i)) for i in range(num_chunks)]
+            partials = [load_tensors(store.path(i)) for i in range(len(chunks))]
             value = json_safe(task.merge(partials))
             value.update({"benchmark": spec.benchmark, "params": json_safe(dict(spec.params))})
             merged[spec.name] = value
-        return merged
+        # In the suite's order.
+        return {spec.name: merged[spec.name] for spec in self.suite.probes if spec.name in merged}
 
     # ---------------------------------------------------------------------------------------------------- run
     def run(self) -> dict[str, Any]:
+        # load_suite has checked that every probe reads a clean classification benchmark of the suite.
         plans = self._plans()
-        for spec in self.suite.probes:
-            plan = plans.get(spec.benchmark)
-            if plan is None and spec.benchmark in self.unavailable:
-                continue
-            if plan is None:
-                raise EvaluationError(
-                    f"probe {spec.name}: its benchmark {spec.benchmark!r} is not in the suite."
-                )
-            if plan.generated is not None or plan.benchmark.task != "classification":
-                raise EvaluationError(
-                    f"probe {spec.name}: probes take clean classification images, not {spec.benchmark!r}."
-                )
         models = self._load_models()
         self._prepare_folder()
         started = time.perf_counter()
@@ -540,11 +523,12 @@ class Runner:
                 if self.group.is_main:
                     frame, report, num_items = self._merge_stream(entry, name)
                     frames[name] = frame
+                    source = plan.source.describe()
                     results["benchmarks"][name] = {
                         "task": plan.benchmark.task,
                         "label_space": plan.benchmark.label_space,
-                        "source": plan.source.describe(),
-                        "generated": bool(plan.source.describe().get("generated", False)),
+                        "source": source,
+                        "generated": bool(source.get("generated", False)),
                         "num_samples": len(frame),
                         "num_source_items": num_items,
                         "skipped": report.to_dict(),
@@ -586,24 +570,13 @@ class Runner:
             self._write_results(results)
             if self.config.progress:
                 print(summary_table(results))
+                report = f"; report: {self.output / 'report.html'}" if self.config.report else ""
+                print(f"results: {self.output / 'results.json'}{report}")
         self.group.barrier()
         return results
 
     def _write_results(self, results: dict[str, Any]) -> None:
         write_json_atomic(self.output / "results.json", json_safe(results))
-
-
-def _estimated_total(plan: StreamPlan) -> int | None:
-    """The number of samples a progress bar expects: from the limit, or by listing a local source (cheap: no
-    decoding); None for a Hub stream without a limit (the bar then shows a count and a rate)."""
-    per_item = plan.positions_per_chunk // plan.chunk_size
-    if isinstance(plan.raw, LimitedSource):
-        return plan.raw.limit * per_item
-    described = plan.raw.describe()
-    location = described.get("location")
-    if described.get("kind") == "builtin-photos" or (isinstance(location, str) and os.path.exists(location)):
-        return sum(1 for _ in plan.raw.raw_samples()) * per_item
-    return None
 
 
 def summary_table(results: dict[str, Any]) -> str:
@@ -635,11 +608,6 @@ def evaluate(config: EvaluationConfig | None = None, **kwargs: Any) -> dict[str,
     return Runner(config).run()
 
 
-def clean_work_folder(output: str | os.PathLike) -> None:
-    """Remove a finished run's chunk files (`<output>/.work`), keeping results, predictions and report."""
-    shutil.rmtree(Path(output) / ".work", ignore_errors=True)
-
-
 __all__ = [
     "CLEAN_OF",
     "DEFAULT_MODEL",
@@ -648,7 +616,6 @@ __all__ = [
     "EvaluationConfig",
     "EvaluationError",
     "Runner",
-    "clean_work_folder",
     "evaluate",
     "summary_table",
 ]

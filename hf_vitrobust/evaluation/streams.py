@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,10 +56,28 @@ class StreamPlan:
     generated: Source | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
+    _expected: int | None = field(default=None, init=False, repr=False)
+
     @property
     def positions_per_chunk(self) -> int:
         """Stream positions reserved per chunk: chunk k's samples take positions k * this + i."""
         return self.chunk_size * (_expansion(self.generated) if self.generated is not None else 1)
+
+    def expected_samples(self) -> int | None:
+        """How many samples a progress bar should expect: from the limit, or by listing a local source once (cheap:
+        nothing is decoded; the count is kept for the next model); None for a Hub stream without a limit (the bar
+        then shows a count and a rate)."""
+        if self._expected is None:
+            per_item = self.positions_per_chunk // self.chunk_size
+            described = self.raw.describe()
+            location = described.get("location")
+            if isinstance(self.raw, LimitedSource):
+                self._expected = self.raw.limit * per_item
+            elif described.get("kind") == "builtin-photos" or (
+                isinstance(location, str) and os.path.exists(location)
+            ):
+                self._expected = sum(1 for _ in self.raw.raw_samples()) * per_item
+        return self._expected
 
 
 def plan_stream(
