@@ -41,6 +41,7 @@ from .base import (
     batch_slices,
     check_batch_size,
     check_seed,
+    eval_mode,
     new_axes,
     predict_logits,
     prepare_inputs,
@@ -110,21 +111,18 @@ def _import_cam_class(class_name: str) -> type:
 
 @contextlib.contextmanager
 def _untouched(classifier: Classifier) -> Iterator[None]:
-    """Freeze the parameters for the call and restore training flags, requires_grad flags and `.grad` after
-    (grad-cam switches the model to eval and calls `model.zero_grad()`)."""
-    modes = [(module, module.training) for module in classifier.modules()]
+    """Eval mode and frozen parameters for the call; afterwards every module's mode, every `requires_grad` flag
+    and every `.grad` as they were (grad-cam switches the model to eval and calls `model.zero_grad()`)."""
     params = [(param, param.requires_grad, param.grad) for param in classifier.parameters()]
     try:
         for param, _, _ in params:
             param.requires_grad_(False)
-        with torch.enable_grad():
+        with eval_mode(classifier), torch.enable_grad():
             yield
     finally:
         for param, flag, grad in params:
             param.requires_grad_(flag)
             param.grad = grad
-        for module, training in modes:
-            module.training = training
 
 
 def _target_classes(
