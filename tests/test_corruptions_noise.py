@@ -20,10 +20,13 @@ from hf_vitrobust.corruptions import corrupt
 from hf_vitrobust.corruptions.noise import (
     GAUSSIAN_NOISE,
     IMPULSE_NOISE,
+    MAX_TABLE_RATE,
     SHOT_NOISE,
     SPECKLE_NOISE,
+    photon_counts,
     sample_poisson,
 )
+from hf_vitrobust.corruptions.randomness import uniform
 
 NAMES = ("gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise")
 SEVERITIES = (1, 2, 3, 4, 5)
@@ -138,6 +141,59 @@ def test_poisson_element_depends_only_on_its_own_rate_and_position():
     assert torch.equal(again[:, 1::2], reference[:, 1::2])
     assert not torch.equal(again[:, ::2], reference[:, ::2])
     assert not torch.equal(sample_poisson(rates, 1, ids, "test"), reference)
+
+
+def _grid_intensities(dtype: torch.dtype, copies: int) -> torch.Tensor:
+    """Every 8-bit level k / 255 (computed in `dtype`), `copies` times per sample, for 2 samples: (2, 256 * copies)."""
+    levels = torch.arange(256, dtype=dtype) / 255.0
+    return levels.repeat(2, copies)
+
+
+@pytest.mark.parametrize("photons", [3.0, 60.0, 500.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_photon_counts_on_the_grid_are_scipys_inverse_cdf(photons, dtype):
+    """The table inversion draws, for every 8-bit level and rates up to 500, scipy's Poisson quantile of the
+    element's own uniform: exact inversion, element by element."""
+    intensities = _grid_intensities(dtype, copies=40)
+    ids = torch.tensor([4, 2**33 + 1])
+    counts = photon_counts(intensities, photons, 11, ids, "test")
+    u = uniform(11, ids, "test/inversion", tuple(intensities.shape[1:]), torch.float64)
+    rates = intensities.double() * photons
+    expected = stats.poisson.ppf(u.numpy(), rates.numpy())
+    expected[rates.numpy() == 0] = 0
+    assert counts.dtype == torch.float64
+    np.testing.assert_array_equal(counts.numpy(), expected)
+
+
+def test_photon_counts_agree_with_the_walk_below_rate_10_and_per_element():
+    """On-grid intensities (table) and off-grid ones (walk and PTRS) mixed in one batch: below rate 10 both paths
+    give the same counts; every element's count is the one it gets in a batch of its own kind; float32 input and
+    its float64 copy give the same counts."""
+    photons, ids = 25.0, torch.tensor([0, 9])
+    on_grid = _grid_intensities(torch.float32, copies=20)
+    table = photon_counts(on_grid, photons, 5, ids, "test")
+    walk = sample_poisson(on_grid.double() * photons, 5, ids, "test")
+    below_10 = on_grid.double() * photons < 10
+    assert below_10.sum() > 1000 and torch.equal(table[below_10], walk[below_10])
+    assert not torch.equal(table[~below_10], walk[~below_10])  # above 10: inversion here, PTRS there
+    assert torch.equal(photon_counts(on_grid.double(), photons, 5, ids, "test"), table)
+
+    mixed = on_grid.clone()
+    mixed[:, ::3] += 1e-4  # off the grid: a third of the elements
+    counts = photon_counts(mixed, photons, 5, ids, "test")
+    kept = torch.ones_like(mixed, dtype=torch.bool)
+    kept[:, ::3] = False
+    assert torch.equal(counts[kept], table[kept])
+    assert torch.equal(counts[~kept], sample_poisson(mixed.double() * photons, 5, ids, "test")[~kept])
+
+
+def test_photon_counts_past_the_table_range_use_the_general_sampler():
+    intensities, ids = _grid_intensities(torch.float32, copies=2), torch.tensor([1, 2])
+    photons = MAX_TABLE_RATE + 50.0
+    assert torch.equal(
+        photon_counts(intensities, photons, 0, ids, "test"),
+        sample_poisson(intensities.double() * photons, 0, ids, "test"),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -5,7 +5,15 @@ import math
 import pytest
 import torch
 
-from hf_vitrobust.corruptions.randomness import hash32, normal, random_bits, sample_keys, uniform, uniform_at
+from hf_vitrobust.corruptions.randomness import (
+    hash32,
+    normal,
+    random_bits,
+    random_bits_at,
+    sample_keys,
+    uniform,
+    uniform_at,
+)
 
 
 def test_hash32_is_a_bijection_on_a_sample_and_matches_reference_values():
@@ -71,10 +79,15 @@ def test_float_sample_ids_are_rejected():
         sample_keys(0, torch.tensor([1.0]), "x")
 
 
-def test_uniform_at_draws_the_same_numbers_for_a_subset():
+def test_uniform_at_and_random_bits_at_draw_the_same_numbers_for_a_subset():
     ids = torch.tensor([4, 9, 2])
     grid = uniform(3, ids, "s", (5, 7), torch.float64)
+    bits = random_bits(3, ids, "s", (5, 7))
     sample_index = torch.tensor([0, 2, 2, 1])
     element_index = torch.tensor([0, 34, 7, 12])
     subset = uniform_at(3, ids, "s", sample_index, element_index, torch.float64)
     assert torch.equal(subset, grid.view(3, -1)[sample_index, element_index])
+    subset_bits = random_bits_at(3, ids, "s", sample_index, element_index)
+    assert torch.equal(subset_bits, bits.view(3, -1)[sample_index, element_index])
+    # the uniforms are the bits' (b + 0.5) / 2**32
+    assert torch.equal(subset, (subset_bits.double() + 0.5) / 2**32)

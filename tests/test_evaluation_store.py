@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
+from hf_vitrobust import atomic_files
 from hf_vitrobust.evaluation import store
 from hf_vitrobust.evaluation.store import (
     ChunkStore,
@@ -36,7 +37,7 @@ def test_full_disk_keeps_the_previous_file_and_leaves_no_temporary(tmp_path, mon
     def no_space(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store.os, "fsync", no_space)
+    monkeypatch.setattr(atomic_files.os, "fsync", no_space)
     with pytest.raises(OSError, match="No space left"):
         write_json_atomic(path, {"complete": True, "value": 2, "padding": "x" * 100_000})
     assert json.loads(path.read_text()) == {"complete": True, "value": 1}

@@ -19,7 +19,6 @@ counted and reported; nothing already written is lost.
 import hashlib
 import io
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -29,6 +28,7 @@ import torch
 from PIL import Image, UnidentifiedImageError
 from torchvision.transforms.v2 import functional as TF
 
+from ..atomic_files import atomic_path, write_bytes_atomic
 from .base import SEVERITIES, check_severity, get_corruption
 from .base import corrupt as apply_corruption
 
@@ -127,19 +127,6 @@ def load_image(path: Path, resize: int | None, crop: int | None) -> torch.Tensor
         return resize_and_crop(image.convert("RGB"), resize, crop)
 
 
-def _write_atomically(destination: Path, write: Callable[[str], None]) -> None:
-    """`write(temporary_path)`, then rename onto `destination`: a half-written file never has the final name."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=destination.parent, suffix=".part")
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, destination)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def _jpeg_bytes(image: torch.Tensor, quality: int) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(image.permute(1, 2, 0).cpu().numpy()).save(
@@ -148,7 +135,7 @@ def _jpeg_bytes(image: torch.Tensor, quality: int) -> bytes:
     return buffer.getvalue()
 
 
-def _write_parquet(path: str, records: list[dict]) -> None:
+def _write_parquet(path: Path, records: list[dict]) -> None:
     """A parquet file with the Hub's Image feature (so `load_dataset("parquet", ...)` decodes the images)."""
     from datasets import Dataset, Features, Value
     from datasets import Image as ImageFeature
@@ -297,9 +284,7 @@ def write_corrupted_images(
                     if output_format == "jpeg":
                         for p, image in zip(positions, corrupted, strict=True):
                             data = _jpeg_bytes(image, jpeg_quality)
-                            _write_atomically(
-                                targets[p], lambda path, data=data: Path(path).write_bytes(data)
-                            )
+                            write_bytes_atomic(targets[p], data, durable=False)
                     else:
                         records = [
                             {"image": {"bytes": _jpeg_bytes(image, jpeg_quality), "path": batch[p].file_name},
@@ -307,9 +292,8 @@ def write_corrupted_images(
                              "corruption": name, "severity": severity}
                             for p, image in zip(positions, corrupted, strict=True)
                         ]  # fmt: skip
-                        _write_atomically(
-                            part_file, lambda path, records=records: _write_parquet(path, records)
-                        )
+                        with atomic_path(part_file) as temporary:
+                            _write_parquet(temporary, records)
                     report.written += len(positions)
                 if progress is not None:
                     progress(len(batch))

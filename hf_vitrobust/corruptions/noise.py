@@ -5,13 +5,18 @@ Batched re-implementations of the reference functions (the `imagecorruptions` pa
 `make_cifar_c.py` of hendrycks/robustness for the "cifar" profile). The reference draws its noise with NumPy's
 global generator; here the same distributions come from the counter-based streams of `randomness`, so that an
 image's noise depends only on (seed, its sample id), never on the batch. Poisson variates (shot noise) are sampled
-exactly: by inversion for small rates and by Hörmann's transformed rejection (PTRS) for the others.
+exactly. Intensities on the 8-bit grid, which is every pixel of a decoded photo, are sampled by inversion through a
+table of the 256 levels' CDFs (`photon_counts`). Any other rate is sampled by a walk over the CDF below rate 10 and
+by Hörmann's transformed rejection (PTRS) above it (`sample_poisson`).
 """
+
+import functools
+import math
 
 import torch
 
 from .base import register_corruption
-from .randomness import normal, uniform, uniform_at
+from .randomness import normal, random_bits, random_bits_at, uniform_at
 
 # Standard deviation of the additive noise. imagenet: imagecorruptions/corruptions.py `gaussian_noise`;
 # cifar: ImageNet-C/create_c/make_cifar_c.py `gaussian_noise`.
@@ -48,6 +53,22 @@ PTRS_MIN_RATE = 10.0
 MAX_INVERSION_STEPS = 64
 # PTRS rounds run while some element is still rejected (one round accepts > 90% of proposals for rates >= 10).
 MAX_PTRS_ROUNDS = 64
+
+# 8-bit images have 256 intensity levels, k / 255; so Poisson(x * photons) has only 256 distinct rates. Two
+# roundings of them occur: k / 255 computed in float32 (uint8 through `to_unit_float`, also when later cast to
+# float64) and in float64 (the ImageNet-P sequences' conversion). The inversion table has a block of rows for each.
+EIGHT_BIT_LEVELS = 256
+GRID_DTYPES = (torch.float32, torch.float64)
+# The table inversion starts its search for a uniform in one of 2**GUIDE_BITS buckets per level (a guide table,
+# Chen & Asau 1974), indexed by the uniform's top bits; a few comparisons then finish it.
+GUIDE_BITS = 12
+# Table inversion needs exp(-rate) to be a normal float64 (rate < 708); larger photon counts use `sample_poisson`.
+MAX_TABLE_RATE = 700.0
+# Terms of a table row: the CDF of rates <= 700 passes the largest uniform, 1 - 2**-33, within about 900 terms.
+MAX_TABLE_TERMS = 2048
+# A uniform's 32-bit integer b stands for (b + 0.5) / 2**32 (`randomness`); the largest b is 2**32 - 1.
+_UNIFORM_SCALE = 2.0**32
+_LARGEST_BITS = (1 << 32) - 1
 
 
 def _poisson_by_inversion(rates: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
@@ -97,6 +118,37 @@ def _ptrs_round(rates: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> tuple[
     return k, quick | (~rejected & accepted)
 
 
+def _sample_poisson_at(
+    rates: torch.Tensor,
+    index: torch.Tensor,
+    per_sample: int,
+    seed: int,
+    sample_ids: torch.Tensor,
+    stream: str,
+) -> torch.Tensor:
+    """Exact Poisson variates for the flat positions `index` of an (N, per_sample) batch, `rates` (float64) holding
+    one rate per position: inversion below rate 10, PTRS above, with uniforms drawn for those positions only."""
+    counts = torch.zeros_like(rates)
+
+    def draw(name: str, where: torch.Tensor) -> torch.Tensor:
+        position = index[where]
+        sample_index, element_index = position // per_sample, position % per_sample
+        return uniform_at(seed, sample_ids, f"{stream}/{name}", sample_index, element_index, torch.float64)
+
+    small = torch.nonzero(rates < PTRS_MIN_RATE).squeeze(1)
+    if small.numel():
+        counts[small] = _poisson_by_inversion(rates[small], draw("inversion", small))
+    pending = torch.nonzero(rates >= PTRS_MIN_RATE).squeeze(1)
+    for round_index in range(MAX_PTRS_ROUNDS):
+        if pending.numel() == 0:
+            return counts
+        u, v = draw(f"ptrs-{round_index}/u", pending), draw(f"ptrs-{round_index}/v", pending)
+        k, accepted = _ptrs_round(rates[pending], u, v)
+        counts[pending[accepted]] = k[accepted]
+        pending = pending[~accepted]
+    raise RuntimeError(f"Poisson sampling did not finish in {MAX_PTRS_ROUNDS} rounds.")  # p < 0.1 ** 64
+
+
 def sample_poisson(rates: torch.Tensor, seed: int, sample_ids: torch.Tensor, stream: str) -> torch.Tensor:
     """Exact Poisson variates (float64, same shape as `rates`, (N, ...)) from counter-based uniform streams.
 
@@ -105,25 +157,113 @@ def sample_poisson(rates: torch.Tensor, seed: int, sample_ids: torch.Tensor, str
     flat index lists of the elements still pending, drawing uniforms only for them (`uniform_at`).
     """
     flat_rates = rates.to(torch.float64).reshape(-1)
+    index = torch.arange(flat_rates.numel(), device=flat_rates.device)
     per_sample = flat_rates.numel() // rates.shape[0]
-    counts = torch.zeros_like(flat_rates)
+    return _sample_poisson_at(flat_rates, index, per_sample, seed, sample_ids, stream).view(rates.shape)
 
-    def draw(name: str, index: torch.Tensor) -> torch.Tensor:
-        sample_index, element_index = index // per_sample, index % per_sample
-        return uniform_at(seed, sample_ids, f"{stream}/{name}", sample_index, element_index, torch.float64)
 
-    small = torch.nonzero(flat_rates < PTRS_MIN_RATE).squeeze(1)
-    if small.numel():
-        counts[small] = _poisson_by_inversion(flat_rates[small], draw("inversion", small))
-    pending = torch.nonzero(flat_rates >= PTRS_MIN_RATE).squeeze(1)
-    for round_index in range(MAX_PTRS_ROUNDS):
-        if pending.numel() == 0:
-            return counts.view(rates.shape)
-        u, v = draw(f"ptrs-{round_index}/u", pending), draw(f"ptrs-{round_index}/v", pending)
-        k, accepted = _ptrs_round(flat_rates[pending], u, v)
-        counts[pending[accepted]] = k[accepted]
-        pending = pending[~accepted]
-    raise RuntimeError(f"Poisson sampling did not finish in {MAX_PTRS_ROUNDS} rounds.")  # p < 0.1 ** 64
+@functools.lru_cache(maxsize=32)
+def _inversion_table(photons: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Exact inversion of Poisson(level * photons) for the 8-bit levels of `GRID_DTYPES`, on the CPU.
+
+    Returns (thresholds, guide), one row per level and grid: row g * 256 + l is level l / 255 rounded to
+    GRID_DTYPES[g]. A row of `thresholds` (int64, nondecreasing) holds, for k = 0, 1, ..., the smallest 32-bit
+    integer b whose uniform (b + 0.5) / 2**32 exceeds CDF(k). The CDF is summed by `_poisson_by_inversion`'s
+    recurrence, so the count drawn by b, the number of a row's thresholds <= b, is that walk's "smallest k with
+    CDF(k) >= u" without rounding anywhere. Every row ends with a threshold above the largest b.
+    `guide[row, j]` is the count at b = j * 2**(32 - GUIDE_BITS), where the search for a b in bucket j starts.
+    """
+    levels = [
+        (torch.arange(EIGHT_BIT_LEVELS, dtype=dtype) / 255.0).to(torch.float64) for dtype in GRID_DTYPES
+    ]
+    rates = torch.cat(levels) * photons
+    probability = torch.exp(-rates)
+    cdf = probability.clone()
+    # b + 0.5 > cdf * 2**32 (exact: a power-of-two scaling) <=> b >= floor(cdf * 2**32 - 0.5) + 1.
+    columns = [torch.floor(cdf * _UNIFORM_SCALE - 0.5).to(torch.int64) + 1]
+    for k in range(1, MAX_TABLE_TERMS):
+        if bool((columns[-1] > _LARGEST_BITS).all()):
+            break
+        probability = probability * rates / k
+        cdf = cdf + probability
+        columns.append(torch.floor(cdf * _UNIFORM_SCALE - 0.5).to(torch.int64) + 1)
+    else:
+        columns.append(torch.full_like(columns[-1], _LARGEST_BITS + 1))
+    thresholds = torch.stack(columns, dim=1)
+    edges = torch.arange(1 << GUIDE_BITS, dtype=torch.int64) << (32 - GUIDE_BITS)
+    guide = torch.searchsorted(thresholds, edges.expand(len(rates), -1).contiguous(), right=True)
+    return thresholds, guide
+
+
+def _invert_by_table(
+    rows: torch.Tensor, bits: torch.Tensor, thresholds: torch.Tensor, guide: torch.Tensor
+) -> torch.Tensor:
+    """Counts (int64) for flat table `rows` and their uniforms' 32-bit integers `bits`: the guide's start, then
+    one step per threshold passed, on the shrinking set of elements that passed one."""
+    row_start = rows * thresholds.shape[1]
+    flat_thresholds = thresholds.reshape(-1)
+    counts = guide.reshape(-1)[rows * guide.shape[1] + (bits >> (32 - GUIDE_BITS))]
+    passed = flat_thresholds[row_start + counts] <= bits
+    counts += passed
+    pending = torch.nonzero(passed).squeeze(1)
+    while pending.numel():
+        at = counts[pending]
+        passed = flat_thresholds[row_start[pending] + at] <= bits[pending]
+        pending = pending[passed]
+        counts[pending] = at[passed] + 1
+    return counts
+
+
+def _table_rows(intensities: torch.Tensor) -> torch.Tensor:
+    """Each element's row of `_inversion_table` (flat int64), -1 where the intensity is on no 8-bit grid. A grid
+    finer than the tensor's dtype is not looked at: its rounded values would not carry its rates."""
+    levels = (intensities * 255.0).round().clamp(0, EIGHT_BIT_LEVELS - 1).to(torch.int64).reshape(-1)
+    flat = intensities.reshape(-1)
+    rows = torch.full_like(levels, -1)
+    for block, dtype in enumerate(GRID_DTYPES):
+        if torch.finfo(dtype).bits > torch.finfo(flat.dtype).bits:
+            break
+        grid = (torch.arange(EIGHT_BIT_LEVELS, dtype=dtype, device=flat.device) / 255.0).to(flat.dtype)
+        rows = torch.where((rows < 0) & (grid[levels] == flat), levels + block * EIGHT_BIT_LEVELS, rows)
+        if not bool((rows < 0).any()):
+            break
+    return rows
+
+
+def photon_counts(
+    intensities: torch.Tensor, photons: float, seed: int, sample_ids: torch.Tensor, stream: str
+) -> torch.Tensor:
+    """Exact Poisson(intensities * photons) variates (float64, shape of `intensities`, (N, ...)): shot noise.
+
+    Element j of sample i depends only on (seed, sample_ids[i], stream, j, its intensity). Intensities on an 8-bit
+    grid (k / 255, what uint8 images become) are sampled by inversion of one uniform through a table of the
+    levels' CDFs (`_inversion_table`): a lookup and a few comparisons per element. Other intensities go through
+    `sample_poisson`. Below rate 10 both invert the same uniforms by the same CDF sums, so they agree exactly;
+    above it, grid intensities are inverted and the others go through PTRS.
+    """
+    rates = intensities.to(torch.float64) * photons
+    if photons > MAX_TABLE_RATE or intensities.dtype not in GRID_DTYPES:
+        return sample_poisson(rates, seed, sample_ids, stream)
+    rows = _table_rows(intensities)
+    thresholds, guide = (table.to(intensities.device) for table in _inversion_table(float(photons)))
+    inversion_stream = f"{stream}/inversion"
+    on_grid = rows >= 0
+    if bool(on_grid.all()):
+        bits = random_bits(seed, sample_ids, inversion_stream, tuple(intensities.shape[1:])).reshape(-1)
+        return _invert_by_table(rows, bits, thresholds, guide).to(torch.float64).view(intensities.shape)
+    per_sample = rows.numel() // intensities.shape[0]
+    counts = torch.empty_like(rates).reshape(-1)
+    on, off = torch.nonzero(on_grid).squeeze(1), torch.nonzero(~on_grid).squeeze(1)
+    bits = random_bits_at(seed, sample_ids, inversion_stream, on // per_sample, on % per_sample)
+    counts[on] = _invert_by_table(rows[on], bits, thresholds, guide).to(torch.float64)
+    counts[off] = _sample_poisson_at(rates.reshape(-1)[off], off, per_sample, seed, sample_ids, stream)
+    return counts.view(intensities.shape)
+
+
+def _bits_at_most(probability: float) -> int:
+    """The number of 32-bit integers b whose uniform (b + 0.5) / 2**32 is <= `probability`: `b < this` is the
+    event `u <= probability`, decided on the integers."""
+    return math.floor(probability * _UNIFORM_SCALE - 0.5) + 1
 
 
 @register_corruption("gaussian_noise")
@@ -142,7 +282,7 @@ def shot_noise(
 ) -> torch.Tensor:
     """Photon noise: `clip(Poisson(x * c) / c, 0, 1)`, independent per pixel and channel."""
     scale = float(SHOT_NOISE[profile][severity - 1])
-    counts = sample_poisson(images.to(torch.float64) * scale, seed, sample_ids, "shot_noise/poisson")
+    counts = photon_counts(images, scale, seed, sample_ids, "shot_noise/poisson")
     return (counts / scale).clamp(0.0, 1.0).to(images.dtype)
 
 
@@ -153,14 +293,14 @@ def impulse_noise(
     """Salt-and-pepper noise, as skimage's `random_noise(mode="s&p", amount=c)` (salt_vs_pepper 0.5).
 
     Each value (pixel and channel alike) is flipped with probability c; a flipped value becomes salt (1) or
-    pepper (0) with probability 0.5 each, independently.
+    pepper (0) with probability 0.5 each, independently. One uniform u per value decides both: u <= c flips it,
+    and a flipped value is salt when u <= c / 2, which has exactly those probabilities.
     """
     amount = IMPULSE_NOISE[profile][severity - 1]
-    shape = tuple(images.shape[1:])
-    flipped = uniform(seed, sample_ids, "impulse_noise/flip", shape, torch.float64) <= amount
-    salted = uniform(seed, sample_ids, "impulse_noise/salt", shape, torch.float64) <= 0.5
-    impulses = salted.to(images.dtype)
-    return torch.where(flipped, impulses, images)
+    bits = random_bits(seed, sample_ids, "impulse_noise/flip", tuple(images.shape[1:]))
+    flipped = bits < _bits_at_most(amount)
+    salted = bits < _bits_at_most(amount / 2)
+    return torch.where(flipped, salted.to(images.dtype), images)
 
 
 @register_corruption("speckle_noise")

@@ -43,7 +43,7 @@ from .base import check_images, check_sample_ids, from_unit_float, to_unit_float
 from .blur import clipped_zoom_axis, gaussian_kernel1d, lerp_along, replicate_blur_matrix
 from .color import hsv_to_rgb, rgb_to_hsv
 from .motion_glass import motion_blur_with_angles
-from .noise import sample_poisson
+from .noise import photon_counts
 from .randomness import normal
 from .snow import GREY_WEIGHTS
 from .spatter import WATER_COLOR, water_mask
@@ -215,7 +215,7 @@ def _noise_frame(
 ) -> torch.Tensor:
     stream = f"{name}/frame-{frame}"
     if name == "shot_noise":
-        return sample_poisson(crops * level, seed, sample_ids, stream).to(crops.dtype) / level
+        return photon_counts(crops, level, seed, sample_ids, stream).to(crops.dtype) / level
     draws = normal(seed, sample_ids, stream, tuple(crops.shape[1:]), torch.float64).to(crops.dtype) * level
     return crops + (crops * draws if name == "speckle_noise" else draws)
 

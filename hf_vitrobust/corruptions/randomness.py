@@ -103,6 +103,21 @@ def uniform(
     return _bits_to_uniform(_stream_bits(seed, sample_ids, stream, shape), dtype)
 
 
+def _bits_at(
+    seed: int, sample_ids: torch.Tensor, stream: str, sample_index: torch.Tensor, element_index: torch.Tensor
+) -> torch.Tensor:
+    keys = _to_int32(sample_keys(seed, sample_ids, stream))[sample_index]
+    return _bits(keys, element_index.to(torch.int32))
+
+
+def random_bits_at(
+    seed: int, sample_ids: torch.Tensor, stream: str, sample_index: torch.Tensor, element_index: torch.Tensor
+) -> torch.Tensor:
+    """The integers `random_bits(seed, sample_ids, stream, shape)` holds at (sample_index, flat element_index),
+    drawn for those elements only."""
+    return _to_unsigned(_bits_at(seed, sample_ids, stream, sample_index, element_index))
+
+
 def uniform_at(
     seed: int,
     sample_ids: torch.Tensor,
@@ -113,8 +128,7 @@ def uniform_at(
 ) -> torch.Tensor:
     """The numbers `uniform(seed, sample_ids, stream, shape)` holds at (sample_index, flat element_index), drawn
     for those elements only: for algorithms that keep working on a shrinking subset (rejection sampling)."""
-    keys = _to_int32(sample_keys(seed, sample_ids, stream))[sample_index]
-    return _bits_to_uniform(_bits(keys, element_index.to(torch.int32)), dtype)
+    return _bits_to_uniform(_bits_at(seed, sample_ids, stream, sample_index, element_index), dtype)
 
 
 def normal(
@@ -137,4 +151,4 @@ def normal(
     return normals[:, :numel].reshape(-1, *shape).to(dtype)
 
 
-__all__ = ["hash32", "normal", "random_bits", "sample_keys", "uniform", "uniform_at"]
+__all__ = ["hash32", "normal", "random_bits", "random_bits_at", "sample_keys", "uniform", "uniform_at"]

@@ -51,21 +51,38 @@ _CHAMFER_WEIGHTS = (1.0, 1.4, 2.1969)
 _TG22 = 13573
 _CANNY_SHIFT = 15
 
-_SOBEL_X = torch.tensor([[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0], [-1.0, 0.0, 1.0]], dtype=torch.float64)
-_WATER_KERNEL = torch.tensor([[-2.0, -1.0, 0.0], [-1.0, 1.0, 1.0], [0.0, 1.0, 2.0]], dtype=torch.float64)
+_SOBEL_X = ((-1, 0, 1), (-2, 0, 2), (-1, 0, 1))
+_SOBEL_Y = ((-1, -2, -1), (0, 0, 0), (1, 2, 1))
+_WATER_KERNEL = ((-2, -1, 0), (-1, 1, 1), (0, 1, 2))
+_BOX_KERNEL = ((1, 1, 1), (1, 1, 1), (1, 1, 1))
 
 
-def _correlate3x3(maps: torch.Tensor, kernel: torch.Tensor, mode: str) -> torch.Tensor:
-    """Correlate (N, H, W) maps with a 3x3 kernel after one pixel of padding in `mode` ("reflect" is cv2's
-    BORDER_REFLECT_101, "replicate" its BORDER_REPLICATE), in float64 (exact for the integer maps here)."""
-    padded = F.pad(maps[:, None].double(), (1, 1, 1, 1), mode=mode)
-    return F.conv2d(padded, kernel.to(maps.device)[None, None])[:, 0]
+def _correlate3x3(maps: torch.Tensor, kernel: tuple[tuple[int, ...], ...], mode: str) -> torch.Tensor:
+    """Correlate (N, H, W) integer maps with an integer 3x3 kernel after one pixel of padding in `mode` ("reflect"
+    is cv2's BORDER_REFLECT_101, "replicate" its BORDER_REPLICATE): exact, in int32, as a sum of shifted views
+    (a float64 convolution takes torch's slow reference path; float32 ones may use inexact Winograd kernels). The
+    padding runs on float32 copies, exact for 8-bit maps, as every backend pads floats in these modes."""
+    padded = F.pad(maps[:, None].float(), (1, 1, 1, 1), mode=mode)[:, 0].to(torch.int32)
+    total = torch.zeros(maps.shape, dtype=torch.int32, device=maps.device)
+    for dy, row in enumerate(kernel):
+        for dx, weight in enumerate(row):
+            if weight:
+                total += weight * _neighbour(padded, 1, dy - 1, dx - 1)
+    return total
 
 
 def _neighbour(padded: torch.Tensor, pad: int, dy: int, dx: int) -> torch.Tensor:
     """The (N, H, W) view of a map padded by `pad` on each side, shifted to the neighbour at (dy, dx)."""
     height, width = padded.shape[-2] - 2 * pad, padded.shape[-1] - 2 * pad
     return padded[:, pad + dy : pad + dy + height, pad + dx : pad + dx + width]
+
+
+def _dilate3x3(maps: torch.Tensor) -> torch.Tensor:
+    """8-neighbour dilation of (N, H, W) bool maps (outside the image counts as False), as two separable passes
+    of ORs over shifted views."""
+    padded = F.pad(maps, (1, 1, 1, 1))
+    rows = padded[:, :, :-2] | padded[:, :, 1:-1] | padded[:, :, 2:]
+    return rows[:, :-2] | rows[:, 1:-1] | rows[:, 2:]
 
 
 def canny(gray: torch.Tensor, low: int, high: int, max_iterations: int | None = None) -> torch.Tensor:
@@ -77,19 +94,20 @@ def canny(gray: torch.Tensor, low: int, high: int, max_iterations: int | None = 
     magnitude is 0 outside the image). Hysteresis keeps the survivors 8-connected to one above `high`, grown by
     dilation until stable (at most H * W steps, the longest possible chain).
     """
-    dx = _correlate3x3(gray, _SOBEL_X, "replicate").round().long()
-    dy = _correlate3x3(gray, _SOBEL_X.T, "replicate").round().long()
-    magnitude = dx.abs() + dy.abs()
+    dx = _correlate3x3(gray, _SOBEL_X, "replicate")
+    dy = _correlate3x3(gray, _SOBEL_Y, "replicate")
+    abs_dx, abs_dy = dx.abs(), dy.abs()
+    magnitude = abs_dx + abs_dy
     padded = F.pad(magnitude, (1, 1, 1, 1))
 
     def beats(dy_: int, dx_: int, tie: bool = False) -> torch.Tensor:
         other = _neighbour(padded, 1, dy_, dx_)
         return magnitude >= other if tie else magnitude > other
 
-    tan22 = dx.abs() * _TG22
-    scaled_dy = dy.abs() << _CANNY_SHIFT
+    tan22 = abs_dx * _TG22
+    scaled_dy = abs_dy << _CANNY_SHIFT
     horizontal = scaled_dy < tan22
-    vertical = scaled_dy > tan22 + (dx.abs() << (_CANNY_SHIFT + 1))
+    vertical = scaled_dy > tan22 + (abs_dx << (_CANNY_SHIFT + 1))
     same_sign = (dx ^ dy) >= 0
     diagonal = torch.where(same_sign, beats(-1, -1) & beats(1, 1), beats(-1, 1) & beats(1, -1))
     maximum = torch.where(
@@ -101,7 +119,7 @@ def canny(gray: torch.Tensor, low: int, high: int, max_iterations: int | None = 
     edges = weak & (magnitude > high)
     steps = max_iterations if max_iterations is not None else gray.shape[-2] * gray.shape[-1]
     for _ in range(steps):
-        grown = weak & (F.max_pool2d(edges[:, None].float(), 3, stride=1, padding=1)[:, 0] > 0)
+        grown = weak & _dilate3x3(edges)
         if torch.equal(grown, edges):
             break
         edges = grown
@@ -117,19 +135,21 @@ def truncated_chamfer_distance(zero: torch.Tensor, cap: int = DISTANCE_CAP) -> t
     starting from the cap reach the truncated distance (OpenCV's sequential two passes reach the same minimum, up
     to the float32 rounding of equal-cost paths summed in another order). Returns float32 distances.
     """
-    axial, diagonal, knight = (
-        torch.tensor(w, dtype=torch.float32, device=zero.device) for w in _CHAMFER_WEIGHTS
-    )
-    moves = [(0, 1, axial), (0, -1, axial), (1, 0, axial), (-1, 0, axial)]
-    moves += [(sy, sx, diagonal) for sy in (-1, 1) for sx in (-1, 1)]
-    moves += [(sy * a, sx * b, knight) for sy in (-1, 1) for sx in (-1, 1) for a, b in ((1, 2), (2, 1))]
+    weights = [torch.tensor(w, dtype=torch.float32, device=zero.device) for w in _CHAMFER_WEIGHTS]
+    axial = [(0, 1), (0, -1), (1, 0), (-1, 0)]
+    diagonal = [(sy, sx) for sy in (-1, 1) for sx in (-1, 1)]
+    knight = [(sy * a, sx * b) for sy in (-1, 1) for sx in (-1, 1) for a, b in ((1, 2), (2, 1))]
     limit = float(cap)
     distance = torch.where(zero, 0.0, limit).float()
     for _ in range(cap):
         padded = F.pad(distance, (2, 2, 2, 2), value=limit)
         relaxed = distance
-        for move_y, move_x, weight in moves:
-            relaxed = torch.minimum(relaxed, _neighbour(padded, 2, move_y, move_x) + weight)
+        # Rounded addition is monotonic, so min(a + w, b + w) == min(a, b) + w exactly: one addition per weight.
+        for moves, weight in zip((axial, diagonal, knight), weights, strict=True):
+            nearest = _neighbour(padded, 2, *moves[0])
+            for move in moves[1:]:
+                nearest = torch.minimum(nearest, _neighbour(padded, 2, *move))
+            relaxed = torch.minimum(relaxed, nearest + weight)
         if torch.equal(relaxed, distance):
             break
         distance = relaxed
@@ -164,7 +184,7 @@ def _box3x3_float(maps: torch.Tensor) -> torch.Tensor:
 
 def _box3x3_uint8(maps: torch.Tensor) -> torch.Tensor:
     """cv2.blur(uint8 map, (3, 3)): the window sum (reflect-101) divided by 9, rounded half up."""
-    window_sum = _correlate3x3(maps, torch.ones(3, 3, dtype=torch.float64), "reflect").round().long()
+    window_sum = _correlate3x3(maps, _BOX_KERNEL, "reflect")
     return torch.div(2 * window_sum + 9, 18, rounding_mode="floor")
 
 
@@ -179,7 +199,7 @@ def water_mask(liquid_uint8: torch.Tensor) -> torch.Tensor:
     distance = truncated_chamfer_distance(edges, DISTANCE_CAP)
     distance = _box3x3_float(distance).floor().long()
     distance = equalize_hist(distance)
-    distance = _correlate3x3(distance, _WATER_KERNEL, "reflect").round().clamp(0, 255).long()
+    distance = _correlate3x3(distance, _WATER_KERNEL, "reflect").clamp(0, 255)
     distance = _box3x3_uint8(distance).float()
     return liquid_uint8.float() * distance
 

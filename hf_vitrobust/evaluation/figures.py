@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .store import write_bytes_atomic
+from ..atomic_files import write_bytes_atomic
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic_files import write_text_atomic
 from ..metrics import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
 from .figures import (
     BACKGROUND_FIGURE,
@@ -46,7 +47,6 @@ from .figures import (
     write_figures,
 )
 from .results import check_schema
-from .store import write_text_atomic
 
 RESULTS_FILE = "results.json"
 MISSING = "—"

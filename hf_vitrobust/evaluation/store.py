@@ -1,49 +1,19 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""The run folder on disk: every file is written atomically, so a kill or a full disk never leaves a truncated one.
-
-A file is written to a temporary name in its own folder, flushed to disk, then renamed over the final name
-(`os.replace` is atomic on POSIX and Windows). A reader therefore sees either the previous complete file or the new
-complete file. The chunk files of a stream are the unit of resume: a chunk whose file exists is done.
+"""The run folder on disk: every file is written atomically (`hf_vitrobust.atomic_files`), so a kill or a full disk
+never leaves a truncated one. The chunk files of a stream are the unit of resume: a chunk whose file exists is done.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-
-def _atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    _atomic_write(path, lambda handle: handle.write(data))
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+from ..atomic_files import atomic_path, write_text_atomic
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
@@ -53,23 +23,14 @@ def write_json_atomic(path: Path, value: Any) -> None:
 
 
 def write_parquet_atomic(path: Path, table: pa.Table) -> None:
-    def write(handle: IO[bytes]) -> None:
-        buffer = io.BytesIO()
-        pq.write_table(table, buffer)
-        handle.write(buffer.getvalue())
-
-    _atomic_write(path, write)
+    with atomic_path(path) as temporary:
+        pq.write_table(table, temporary)
 
 
 def save_tensors_atomic(path: Path, value: dict[str, Any]) -> None:
     """A dict of tensors, numbers, strings, lists and dicts, readable with `torch.load(weights_only=True)`."""
-
-    def write(handle: IO[bytes]) -> None:
-        buffer = io.BytesIO()
-        torch.save(value, buffer)
-        handle.write(buffer.getvalue())
-
-    _atomic_write(path, write)
+    with atomic_path(path) as temporary:
+        torch.save(value, temporary)
 
 
 def load_tensors(path: Path) -> dict[str, Any]:
@@ -116,8 +77,6 @@ __all__ = [
     "ChunkStore",
     "load_tensors",
     "save_tensors_atomic",
-    "write_bytes_atomic",
     "write_json_atomic",
     "write_parquet_atomic",
-    "write_text_atomic",
 ]

@@ -14,7 +14,6 @@ import difflib
 import importlib.resources
 import logging
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from safetensors.torch import load_file, save_file
 from timm.data import resolve_data_config
 from torch import nn
 
+from ..atomic_files import atomic_path
 from .classifier import Preprocessing
 from .imagenet import imagenet_id2label
 
@@ -119,16 +119,9 @@ def convert_efficientnet_lite0_state_dict(
 
 
 def _save_atomic(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
-    """Write to a temporary file in the same folder, then rename, so readers never see a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        save_file(tensors, tmp, metadata=metadata)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Readers (other processes loading the cache) never see a partial file."""
+    with atomic_path(path) as temporary:
+        save_file(tensors, temporary, metadata=metadata)
 
 
 def efficientnet_lite0_cache_path() -> Path:

@@ -11,7 +11,6 @@ resumed after a kill ends with the same weights as an uninterrupted one.
 import contextlib
 import json
 import math
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +22,7 @@ import torch
 from torch import nn
 from torch.utils.data import BatchSampler, DataLoader, Sampler
 
+from ..atomic_files import write_text_atomic
 from ..models.classifier import Preprocessing
 from .config import DIGITS, TrainingConfig
 from .data import TrainingData, inspect_dataset, load_training_data
@@ -254,9 +254,7 @@ def _checkpoints(output_dir: Path) -> list[tuple[int, Path]]:
 
 
 def _atomic_write_json(path: Path, payload: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
 def _model_card(summary: Mapping[str, Any]) -> str:

@@ -1,0 +1,84 @@
+"""Dependencies inside the package point one way: cli -> evaluation -> probes, data, metrics -> models, corruptions.
+
+Corruptions are image operations and import no model code; metrics aggregate records and import nothing else of
+the package; models know nothing of runs; nothing imports the CLI. Each subpackage's imports of other parts of
+hf_vitrobust are read from its source (static imports, relative or absolute) and checked against what it may use.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import hf_vitrobust
+
+PACKAGE = Path(hf_vitrobust.__file__).parent
+# `package` is the package's own __init__ (its version string); `atomic_files` imports nothing of the package.
+ALLOWED: dict[str, set[str]] = {
+    "atomic_files": set(),
+    "corruptions": {"atomic_files"},
+    "models": {"atomic_files"},
+    "metrics": set(),
+    "data": {"package", "corruptions", "models"},
+    "probes": {"corruptions", "data", "metrics", "models"},
+    "evaluation": {"package", "atomic_files", "corruptions", "data", "metrics", "models", "probes"},
+    "hub": {"package", "evaluation", "metrics"},
+    "training": {"package", "atomic_files", "hub", "models"},
+    "cli": {"corruptions", "data", "evaluation", "hub", "models", "training"},
+}
+# Folders that hold non-code or links to top-level folders (evaluate modules, card templates, the Space app).
+NOT_CODE = {"assets", "evaluate_metrics", "model_card_templates", "space_app", "__pycache__"}
+
+
+def _part_of(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0].removesuffix(".py") if len(relative.parts) > 1 else relative.stem
+
+
+def _imported_parts(path: Path) -> set[str]:
+    """The top-level parts of hf_vitrobust that a module imports ("package" for the package's __init__)."""
+    folder = list(path.relative_to(PACKAGE).parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = folder[: len(folder) - (node.level - 1)]
+            dotted = base + [part for part in (node.module or "").split(".") if part]
+            found.add(dotted[0] if dotted else "package")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "hf_vitrobust":
+            parts = node.module.split(".")
+            found.add(parts[1] if len(parts) > 1 else "package")
+        elif isinstance(node, ast.Import):
+            found |= {
+                alias.name.split(".")[1] for alias in node.names if alias.name.startswith("hf_vitrobust.")
+            }
+    return found
+
+
+def _modules() -> list[Path]:
+    return [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not NOT_CODE & set(path.relative_to(PACKAGE).parts) and _part_of(path) in ALLOWED
+    ]
+
+
+def test_every_part_of_the_package_is_covered():
+    parts = {path.name.removesuffix(".py") for path in PACKAGE.iterdir() if path.name not in NOT_CODE}
+    parts -= {"__init__", "__main__"}
+    assert parts == set(ALLOWED)
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda path: path.relative_to(PACKAGE).as_posix())
+def test_imports_point_one_way(path):
+    part = _part_of(path)
+    forbidden = _imported_parts(path) - ALLOWED[part] - {part}
+    assert not forbidden, f"{path.relative_to(PACKAGE)} ({part}) imports {sorted(forbidden)}"
+
+
+def test_the_check_reads_relative_and_absolute_imports(tmp_path, monkeypatch):
+    """The reader is not blind: a corruption module importing model code, either way, is caught."""
+    monkeypatch.setattr(f"{__name__}.PACKAGE", tmp_path)
+    module = tmp_path / "corruptions" / "bad.py"
+    module.parent.mkdir()
+    module.write_text("from ..models.classifier import Classifier\nimport hf_vitrobust.evaluation.runner\n")
+    assert _imported_parts(module) == {"models", "evaluation"}
