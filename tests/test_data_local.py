@@ -6,6 +6,7 @@ import pytest
 
 from hf_vitrobust.data import (
     NO_LABEL,
+    CellLimitedSource,
     ImageFolderSource,
     SchemaError,
     imagenet_a_classes,
@@ -33,13 +34,45 @@ def test_imagenet_val_and_sketch_wnid_folders(tmp_path):
         source = load_benchmark(benchmark, str(root))
         assert isinstance(source, ImageFolderSource)
         samples = list(source)
+        # Round-robin over the classes, each in sorted file order.
         assert [s.sample_id for s in samples] == [
             "n01440764/ILSVRC2012_val_00000293.JPEG",
-            "n01440764/a.png",
             "n02124075/b.JPEG",
+            "n01440764/a.png",
         ]
-        assert [s.label for s in samples] == [0, 0, 285]
-        assert [fx.red(s.image) for s in samples] == [1, 2, 3]
+        assert [s.label for s in samples] == [0, 285, 0]
+        assert [fx.red(s.image) for s in samples] == [1, 3, 2]
+
+
+def test_a_limited_folder_covers_every_class_and_an_imagenet_c_limit_every_cell(tmp_path):
+    """Class-sorted folders are read round-robin over classes, so --limit keeps a class-balanced subset; in
+    ImageNet-C the round-robin runs inside each (corruption, severity) cell."""
+    wnids = IMAGENET_WNIDS[:4]
+    files = {f"{wnid}/{k:02d}.png": _png(10 * c + k) for c, wnid in enumerate(wnids) for k in range(3 + c)}
+    root = fx.image_folder(tmp_path / "val", files)
+    samples = list(load_benchmark("imagenet-val", str(root)))
+    assert len(samples) == len(files) == 3 + 4 + 5 + 6
+    assert [s.label for s in samples[:8]] == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert [s.label for s in samples[-3:]] == [2, 3, 3]  # the larger classes run on alone
+    assert sorted(s.sample_id for s in samples) == sorted(files)
+    limited = list(load_benchmark("imagenet-val", str(root), limit=4))
+    assert sorted(s.label for s in limited) == [0, 1, 2, 3]
+
+    cells = {
+        f"{corruption}/{severity}/{wnid}/{k}.png": _png(k)
+        for corruption in ("fog", "snow")
+        for severity in (1, 2)
+        for wnid in wnids[:3]
+        for k in range(2)
+    }
+    imagenet_c = fx.image_folder(tmp_path / "imagenet-c", cells)
+    limited = list(CellLimitedSource(load_benchmark("imagenet-c", str(imagenet_c)), 3))  # what --limit 3 uses
+    by_cell = {}
+    for sample in limited:
+        by_cell.setdefault((sample.metadata["corruption"], sample.metadata["severity"]), []).append(
+            sample.label
+        )
+    assert by_cell == {cell: [0, 1, 2] for cell in (("fog", 1), ("fog", 2), ("snow", 1), ("snow", 2))}
 
 
 @pytest.mark.parametrize(

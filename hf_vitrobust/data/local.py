@@ -10,13 +10,19 @@ The folder is read with a plain sorted walk rather than `datasets`' `imagefolder
 only the last folder level and treats "val"/"test" folders as split names, so the corruption/severity and
 ImageNet-9 variant levels would be lost or misread, and it silently drops files it does not recognise, which
 must be counted here. The walk checks every class folder name before the first image is read (an unknown wnid is
-a `SchemaError`), lists each class folder only when it is reached (the stream never holds the whole benchmark),
-and yields files in sorted order, so positions are stable for sharding. Every file inside a class folder is
-yielded: a non-image or broken file is skipped and counted by `Source.samples()`.
+a `SchemaError`) and lists the file names of one cell (the whole folder, or one ImageNet-C corruption and severity,
+or one ImageNet-9 variant) at a time, never opening an image before it is yielded.
+
+Within a cell the files come round-robin over the classes, each class in sorted file order: the first file of every
+class, then the second, and so on. Positions are therefore stable for sharding, and the first N samples of a cell,
+which is what `--limit N` keeps, cover every class rather than the first few classes of a class-sorted folder.
+Every file inside a class folder is yielded: a non-image or broken file is skipped and counted by
+`Source.samples()`.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -40,6 +46,12 @@ class _ClassFolder:
     label: int
     metadata: dict[str, Any]
     id_prefix: str
+
+
+def _files(path: str) -> list[tuple[str, int]]:
+    """(name, size in bytes) of the files in a folder, sorted by name."""
+    with os.scandir(path) as entries:
+        return sorted((e.name, e.stat().st_size) for e in entries if e.is_file())
 
 
 def _subdirs(path: str) -> list[str]:
@@ -236,19 +248,24 @@ class ImageFolderSource(Source):
     def raw_samples(self) -> Iterator[RawSample]:
         self.validate()
         assert self._folders is not None
-        for folder in self._folders:
-            with os.scandir(folder.path) as entries:
-                files = sorted((e.name, e.stat().st_size) for e in entries if e.is_file())
-            for name, size in files:
-                if size == 0:
-                    self.report.skip(folder.id_prefix + name, "empty", "the file has zero bytes")
-                    continue
-                yield RawSample(
-                    data=os.path.join(folder.path, name),
-                    label=folder.label,
-                    sample_id=folder.id_prefix + name,
-                    metadata=dict(folder.metadata),
-                )
+        # The folders of a cell are consecutive and share its metadata.
+        for _, cell in itertools.groupby(self._folders, key=lambda folder: sorted(folder.metadata.items())):
+            folders = list(cell)
+            listings = [_files(folder.path) for folder in folders]
+            for rank in range(max(map(len, listings), default=0)):
+                for folder, files in zip(folders, listings, strict=True):
+                    if rank >= len(files):
+                        continue
+                    name, size = files[rank]
+                    if size == 0:
+                        self.report.skip(folder.id_prefix + name, "empty", "the file has zero bytes")
+                        continue
+                    yield RawSample(
+                        data=os.path.join(folder.path, name),
+                        label=folder.label,
+                        sample_id=folder.id_prefix + name,
+                        metadata=dict(folder.metadata),
+                    )
 
     def describe(self) -> dict[str, Any]:
         return {
