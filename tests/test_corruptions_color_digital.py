@@ -232,11 +232,3 @@ def test_dtypes_determinism_and_batch_invariance(name, cifar_photos, wide_photo)
 def test_changes_the_image(name, square_photos):
     photos = square_photos[:1]
     assert _mean_abs_diff(corrupt(photos, name, 5), photos) > 3.0
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-@pytest.mark.parametrize("name", NAMES)
-def test_cuda_matches_cpu(name, square_photos):
-    on_gpu = corrupt(square_photos.cuda(), name, 4)
-    assert on_gpu.device.type == "cuda"
-    assert _mean_abs_diff(on_gpu.cpu(), corrupt(square_photos, name, 4)) <= 0.01

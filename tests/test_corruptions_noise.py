@@ -331,13 +331,3 @@ def test_corruptions_draw_unrelated_noise():
     gaussian = corrupt(grey, "gaussian_noise", 1, seed=0) - grey
     speckle = corrupt(grey, "speckle_noise", 1, seed=0) - grey
     assert abs(np.corrcoef(gaussian.flatten().numpy(), speckle.flatten().numpy())[0, 1]) < 0.02
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-@pytest.mark.parametrize("name", NAMES)
-def test_cuda_matches_cpu(name, photos):
-    on_gpu = corrupt(photos.cuda(), name, 4, seed=3)
-    assert on_gpu.device.type == "cuda"
-    on_cpu = corrupt(photos, name, 4, seed=3)
-    # Same counter-based streams; float rounding (log, cos, lgamma) may change a rare value.
-    assert (on_gpu.cpu() == on_cpu).double().mean() > 0.999

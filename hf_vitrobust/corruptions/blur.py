@@ -35,14 +35,32 @@ ZOOM_BLUR_RANGES: dict[str, tuple[tuple[float, float, float], ...]] = {
 }
 
 
+def device_exact_dtype(images: torch.Tensor) -> torch.dtype:
+    """The dtype for a convolution or matrix product whose result must not depend on the device: float64 for
+    float32 CUDA tensors, since CUDA runs float32 convolutions in TF32 (a 10-bit mantissa) by default, and float32
+    matrix products too when the user allows it; the tensor's own dtype elsewhere (float32 on the CPU is IEEE)."""
+    return torch.float64 if images.is_cuda and images.dtype == torch.float32 else images.dtype
+
+
+def blur_rows_and_columns(
+    images: torch.Tensor, along_height: torch.Tensor, along_width: torch.Tensor
+) -> torch.Tensor:
+    """`along_height @ images @ along_width.T`: a separable filter as two matrix products, in `device_exact_dtype`."""
+    work = device_exact_dtype(images)
+    along_height = along_height.to(images.device, work)
+    along_width = along_width.to(images.device, work)
+    return (along_height @ images.to(work) @ along_width.T).to(images.dtype)
+
+
 def _depthwise_conv(
     images: torch.Tensor, kernel: torch.Tensor, padding: tuple[int, int, int, int], mode: str
 ) -> torch.Tensor:
     """Correlate every channel of (N, C, H, W) `images` with the 2D `kernel` after padding (left, right, top, bottom)."""
     n, c, h, w = images.shape
-    flat = F.pad(images.reshape(n * c, 1, h, w), padding, mode=mode)
-    weight = kernel.to(images.device, images.dtype)[None, None]
-    return F.conv2d(flat, weight).reshape(n, c, h, w)
+    work = device_exact_dtype(images)
+    flat = F.pad(images.reshape(n * c, 1, h, w).to(work), padding, mode=mode)
+    weight = kernel.to(images.device, work)[None, None]
+    return F.conv2d(flat, weight).reshape(n, c, h, w).to(images.dtype)
 
 
 def gaussian_kernel1d(sigma: float, radius: int) -> torch.Tensor:
@@ -81,9 +99,8 @@ def gaussian_blur(
     sigma = GAUSSIAN_BLUR_SIGMAS[profile][severity - 1]
     kernel = gaussian_kernel1d(sigma, int(4.0 * sigma + 0.5))
     height, width = images.shape[-2:]
-    along_width = replicate_blur_matrix(kernel, width).to(images.device, images.dtype)
-    along_height = replicate_blur_matrix(kernel, height).to(images.device, images.dtype)
-    return (along_height @ images @ along_width.T).clamp(0.0, 1.0)
+    along_width, along_height = replicate_blur_matrix(kernel, width), replicate_blur_matrix(kernel, height)
+    return blur_rows_and_columns(images, along_height, along_width).clamp(0.0, 1.0)
 
 
 def cv2_gaussian_kernel1d(ksize: int, sigma: float) -> torch.Tensor:

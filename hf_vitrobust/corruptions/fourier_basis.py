@@ -212,7 +212,7 @@ def add_fourier_noise(
         )
     if signs.shape != (images.shape[0], 3):
         raise ValueError(f"signs must have shape {(images.shape[0], 3)}, got {tuple(signs.shape)}.")
-    noise = (eps * signs.to(images.dtype))[:, :, None, None] * basis.to(images.dtype)[:, None]
+    noise = (eps * signs.to(images))[:, :, None, None] * basis.to(images)[:, None]
     return (images + noise).clamp_(0.0, 1.0)
 
 

@@ -142,9 +142,13 @@ def elastic_transform_with_draws(
     affine_noise: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The reference's `elastic_transform` given its uniform draws in [0, 1): `noise_x`, `noise_y` (N, H, W) for
-    the displacement fields and, for "cifar", `affine_noise` (N, 3, 2) for the three moved points."""
+    the displacement fields and, for "cifar", `affine_noise` (N, 3, 2) for the three moved points. The draws may
+    live on any device; they are moved to the images'."""
     height, width = images.shape[-2:]
     device = images.device
+    noise_x, noise_y = noise_x.to(device), noise_y.to(device)
+    if affine_noise is not None:
+        affine_noise = affine_noise.to(device)
     if profile == "cifar":
         alpha, sigma, affine = ELASTIC_CIFAR_PARAMS[severity - 1]
         sigma_rows = sigma_cols = sigma

@@ -16,7 +16,7 @@ import math
 import torch
 
 from .base import register_corruption
-from .blur import gaussian_kernel1d, replicate_blur_matrix
+from .blur import blur_rows_and_columns, gaussian_kernel1d, replicate_blur_matrix
 from .randomness import random_bits, uniform
 
 # (radius, sigma) per severity. imagecorruptions/corruptions.py `motion_blur`; make_cifar_c.py `motion_blur`.
@@ -103,9 +103,8 @@ def _gaussian_blur(images: torch.Tensor, sigma: float) -> torch.Tensor:
     """skimage.filters.gaussian per channel (truncate 4, mode "nearest"), as `blur.gaussian_blur`."""
     kernel = gaussian_kernel1d(sigma, int(4.0 * sigma + 0.5))
     height, width = images.shape[-2:]
-    along_width = replicate_blur_matrix(kernel, width).to(images.device, images.dtype)
-    along_height = replicate_blur_matrix(kernel, height).to(images.device, images.dtype)
-    return along_height @ images @ along_width.T
+    along_width, along_height = replicate_blur_matrix(kernel, width), replicate_blur_matrix(kernel, height)
+    return blur_rows_and_columns(images, along_height, along_width)
 
 
 def glass_shuffle_sources(offsets: torch.Tensor, max_delta: int) -> torch.Tensor:

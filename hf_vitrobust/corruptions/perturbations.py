@@ -40,7 +40,13 @@ import torchvision.transforms.v2.functional as TF
 from torchvision.transforms import InterpolationMode
 
 from .base import check_images, check_sample_ids, from_unit_float, to_unit_float
-from .blur import clipped_zoom_axis, gaussian_kernel1d, lerp_along, replicate_blur_matrix
+from .blur import (
+    blur_rows_and_columns,
+    clipped_zoom_axis,
+    gaussian_kernel1d,
+    lerp_along,
+    replicate_blur_matrix,
+)
 from .color import hsv_to_rgb, rgb_to_hsv
 from .motion_glass import motion_blur_with_angles
 from .noise import photon_counts
@@ -205,9 +211,8 @@ def _gaussian_blur_frame(crops: torch.Tensor, sigma: float) -> torch.Tensor:
     """skimage.filters.gaussian(x, sigma, truncate=6.0) per channel (mode "nearest"), as two matrix products."""
     kernel = gaussian_kernel1d(sigma, int(GAUSSIAN_BLUR_TRUNCATE * sigma + 0.5))
     height, width = crops.shape[-2:]
-    along_width = replicate_blur_matrix(kernel, width).to(crops.device, crops.dtype)
-    along_height = replicate_blur_matrix(kernel, height).to(crops.device, crops.dtype)
-    return along_height @ crops @ along_width.T
+    along_width, along_height = replicate_blur_matrix(kernel, width), replicate_blur_matrix(kernel, height)
+    return blur_rows_and_columns(crops, along_height, along_width)
 
 
 def _noise_frame(

@@ -197,9 +197,11 @@ def blend_frost(
     top: torch.Tensor,
     left: torch.Tensor,
 ) -> torch.Tensor:
-    """`c0 * image + c1 * frost crop` with the given per-sample photograph index (0-4) and crop corner (N,)."""
+    """`c0 * image + c1 * frost crop` with the given per-sample photograph index (0-4) and crop corner (N,), on
+    any device (they are moved to the images')."""
     image_weight, frost_weight = FROST[profile][severity - 1]
     height, width = images.shape[-2:]
+    index, top, left = (choice.to(images.device) for choice in (index, top, left))
     stack, _ = _frost_stack(profile, height, width, images.device)
     rows = top[:, None, None] + torch.arange(height, device=images.device)[None, :, None]
     columns = left[:, None, None] + torch.arange(width, device=images.device)[None, None, :]

@@ -121,7 +121,7 @@ def pgd_attack(
             f"init must have the shape of pixels {tuple(pixels.shape)}, got {tuple(init.shape)}."
         )
     clean = pixels.detach()
-    adversarial = clean.clone() if init is None else (clean + init).clamp(0.0, 1.0)
+    adversarial = clean.clone() if init is None else (clean + init.to(clean)).clamp(0.0, 1.0)
     losses = torch.empty(clean.shape[0], steps + 1, dtype=torch.float32, device=clean.device)
     if method == "sign":
         for t in range(steps):
