@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from hf_vitrobust.corruptions.randomness import (
+    bits_at_most,
     hash32,
     normal,
     random_bits,
@@ -91,3 +92,15 @@ def test_uniform_at_and_random_bits_at_draw_the_same_numbers_for_a_subset():
     assert torch.equal(subset_bits, bits.view(3, -1)[sample_index, element_index])
     # the uniforms are the bits' (b + 0.5) / 2**32
     assert torch.equal(subset, (subset_bits.double() + 0.5) / 2**32)
+
+
+def test_bits_at_most_decides_uniform_at_most_p_on_the_integers():
+    ids = torch.tensor([3, 8])
+    bits = random_bits(1, ids, "t", (50_000,))
+    uniforms = uniform(1, ids, "t", (50_000,), torch.float64)
+    probabilities = torch.tensor([0.0, 1e-9, 0.03, 0.5, 0.27 / 2, 1 - 2.0**-33, 1.0], dtype=torch.float64)
+    for p in probabilities:
+        assert torch.equal(bits < bits_at_most(p), uniforms <= p)
+    # On the grid of uniforms itself: b's own uniform counts as "at most", the next one does not.
+    b = torch.tensor([0, 12345, 2**32 - 1])
+    assert torch.equal(bits_at_most((b.double() + 0.5) / 2**32), b + 1)

@@ -42,16 +42,6 @@ def device_exact_dtype(images: torch.Tensor) -> torch.dtype:
     return torch.float64 if images.is_cuda and images.dtype == torch.float32 else images.dtype
 
 
-def blur_rows_and_columns(
-    images: torch.Tensor, along_height: torch.Tensor, along_width: torch.Tensor
-) -> torch.Tensor:
-    """`along_height @ images @ along_width.T`: a separable filter as two matrix products, in `device_exact_dtype`."""
-    work = device_exact_dtype(images)
-    along_height = along_height.to(images.device, work)
-    along_width = along_width.to(images.device, work)
-    return (along_height @ images.to(work) @ along_width.T).to(images.dtype)
-
-
 def _depthwise_conv(
     images: torch.Tensor, kernel: torch.Tensor, padding: tuple[int, int, int, int], mode: str
 ) -> torch.Tensor:
@@ -87,6 +77,18 @@ def replicate_blur_matrix(kernel: torch.Tensor, size: int) -> torch.Tensor:
     return matrix.index_put_((rows, columns), kernel.repeat(size), accumulate=True)
 
 
+def gaussian_filter(images: torch.Tensor, sigma: float, truncate: float = 4.0) -> torch.Tensor:
+    """scipy.ndimage.gaussian_filter over the last two axes with mode "nearest", what skimage.filters.gaussian
+    runs per channel: a kernel of radius int(truncate * sigma + 0.5), as two matrix products (rows, then columns)
+    in `device_exact_dtype`. Any leading shape: (N, C, H, W) images or (N, H, W) maps."""
+    kernel = gaussian_kernel1d(sigma, int(truncate * sigma + 0.5))
+    height, width = images.shape[-2:]
+    work = device_exact_dtype(images)
+    along_height = replicate_blur_matrix(kernel, height).to(images.device, work)
+    along_width = replicate_blur_matrix(kernel, width).to(images.device, work)
+    return (along_height @ images.to(work) @ along_width.T).to(images.dtype)
+
+
 @register_corruption("gaussian_blur")
 def gaussian_blur(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
@@ -96,11 +98,7 @@ def gaussian_blur(
     That is scipy.ndimage.gaussian_filter with truncate=4.0 and mode "nearest": a separable kernel of radius
     int(4 sigma + 0.5), applied along rows and columns with edge-replicating padding, here as two matrix products.
     """
-    sigma = GAUSSIAN_BLUR_SIGMAS[profile][severity - 1]
-    kernel = gaussian_kernel1d(sigma, int(4.0 * sigma + 0.5))
-    height, width = images.shape[-2:]
-    along_width, along_height = replicate_blur_matrix(kernel, width), replicate_blur_matrix(kernel, height)
-    return blur_rows_and_columns(images, along_height, along_width).clamp(0.0, 1.0)
+    return gaussian_filter(images, GAUSSIAN_BLUR_SIGMAS[profile][severity - 1]).clamp(0.0, 1.0)
 
 
 def cv2_gaussian_kernel1d(ksize: int, sigma: float) -> torch.Tensor:

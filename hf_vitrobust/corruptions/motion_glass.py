@@ -16,7 +16,7 @@ import math
 import torch
 
 from .base import register_corruption
-from .blur import blur_rows_and_columns, gaussian_kernel1d, replicate_blur_matrix
+from .blur import gaussian_filter
 from .randomness import random_bits, uniform
 
 # (radius, sigma) per severity. imagecorruptions/corruptions.py `motion_blur`; make_cifar_c.py `motion_blur`.
@@ -99,14 +99,6 @@ def motion_blur(
     return motion_blur_with_angles(images, radius, sigma, angles)
 
 
-def _gaussian_blur(images: torch.Tensor, sigma: float) -> torch.Tensor:
-    """skimage.filters.gaussian per channel (truncate 4, mode "nearest"), as `blur.gaussian_blur`."""
-    kernel = gaussian_kernel1d(sigma, int(4.0 * sigma + 0.5))
-    height, width = images.shape[-2:]
-    along_width, along_height = replicate_blur_matrix(kernel, width), replicate_blur_matrix(kernel, height)
-    return blur_rows_and_columns(images, along_height, along_width)
-
-
 def glass_shuffle_sources(offsets: torch.Tensor, max_delta: int) -> torch.Tensor:
     """Flat source pixel of every output pixel after the reference's shuffle loop, given its (dy, dx) per pixel.
 
@@ -166,12 +158,12 @@ def glass_blur_with_offsets(
     pixels, and the same Gaussian blur again.
     """
     n, c, height, width = images.shape
-    quantised = torch.floor(_gaussian_blur(images.double(), sigma) * 255.0).clamp(0.0, 255.0) / 255.0
+    quantised = torch.floor(gaussian_filter(images.double(), sigma) * 255.0).clamp(0.0, 255.0) / 255.0
     flat = quantised.to(images.dtype).reshape(n, c, height * width)
     for pass_offsets in offsets:
         sources = glass_shuffle_sources(pass_offsets.to(images.device), max_delta)
         flat = flat.gather(2, sources[:, None, :].expand(n, c, height * width))
-    return _gaussian_blur(flat.reshape(n, c, height, width), sigma).clamp(0.0, 1.0)
+    return gaussian_filter(flat.reshape(n, c, height, width), sigma).clamp(0.0, 1.0)
 
 
 @register_corruption("glass_blur")

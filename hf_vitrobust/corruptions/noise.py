@@ -11,12 +11,11 @@ by Hörmann's transformed rejection (PTRS) above it (`sample_poisson`).
 """
 
 import functools
-import math
 
 import torch
 
 from .base import register_corruption
-from .randomness import normal, random_bits, random_bits_at, uniform_at
+from .randomness import bits_at_most, normal, random_bits, random_bits_at, uniform_at
 
 # Standard deviation of the additive noise. imagenet: imagecorruptions/corruptions.py `gaussian_noise`;
 # cifar: ImageNet-C/create_c/make_cifar_c.py `gaussian_noise`.
@@ -66,8 +65,7 @@ GUIDE_BITS = 10
 MAX_TABLE_RATE = 700.0
 # Terms of a table row: the CDF of rates <= 700 passes the largest uniform, 1 - 2**-33, within about 900 terms.
 MAX_TABLE_TERMS = 2048
-# A uniform's 32-bit integer b stands for (b + 0.5) / 2**32 (`randomness`); the largest b is 2**32 - 1.
-_UNIFORM_SCALE = 2.0**32
+# The largest 32-bit integer a uniform is drawn from (`randomness.random_bits`).
 _LARGEST_BITS = (1 << 32) - 1
 
 
@@ -169,9 +167,9 @@ def _inversion_table(photons: float, device: torch.device) -> tuple[torch.Tensor
 
     Returns (thresholds, guide), one row per level and grid: row g * 256 + l is level l / 255 rounded to
     GRID_DTYPES[g]. A row of `thresholds` (int64, nondecreasing) holds, for k = 0, 1, ..., the smallest 32-bit
-    integer b whose uniform (b + 0.5) / 2**32 exceeds CDF(k). The CDF is summed by `_poisson_by_inversion`'s
-    recurrence, so the count drawn by b, the number of a row's thresholds <= b, is that walk's "smallest k with
-    CDF(k) >= u" without rounding anywhere. Every row ends with a threshold above the largest b.
+    integer b whose uniform (b + 0.5) / 2**32 exceeds CDF(k), `bits_at_most(CDF(k))`. The CDF is summed by
+    `_poisson_by_inversion`'s recurrence, so the count drawn by b, the number of a row's thresholds <= b, is that
+    walk's "smallest k with CDF(k) >= u" without rounding anywhere. Every row ends with a threshold above the largest b.
     `guide[row, j]` is the count at b = j * 2**(32 - GUIDE_BITS), where the search for a b in bucket j starts.
     """
     levels = [
@@ -180,14 +178,13 @@ def _inversion_table(photons: float, device: torch.device) -> tuple[torch.Tensor
     rates = torch.cat(levels) * photons
     probability = torch.exp(-rates)
     cdf = probability.clone()
-    # b + 0.5 > cdf * 2**32 (exact: a power-of-two scaling) <=> b >= floor(cdf * 2**32 - 0.5) + 1.
-    columns = [torch.floor(cdf * _UNIFORM_SCALE - 0.5).to(torch.int64) + 1]
+    columns = [bits_at_most(cdf)]
     for k in range(1, MAX_TABLE_TERMS):
         if bool((columns[-1] > _LARGEST_BITS).all()):
             break
         probability = probability * rates / k
         cdf = cdf + probability
-        columns.append(torch.floor(cdf * _UNIFORM_SCALE - 0.5).to(torch.int64) + 1)
+        columns.append(bits_at_most(cdf))
     else:
         columns.append(torch.full_like(columns[-1], _LARGEST_BITS + 1))
     thresholds = torch.stack(columns, dim=1)
@@ -244,9 +241,8 @@ def photon_counts(
     `sample_poisson`. Below rate 10 both invert the same uniforms by the same CDF sums, so they agree exactly;
     above it, grid intensities are inverted and the others go through PTRS.
     """
-    rates = intensities.to(torch.float64) * photons
     if photons > MAX_TABLE_RATE or intensities.dtype not in GRID_DTYPES:
-        return sample_poisson(rates, seed, sample_ids, stream)
+        return sample_poisson(intensities.to(torch.float64) * photons, seed, sample_ids, stream)
     rows = _table_rows(intensities)
     thresholds, guide = _inversion_table(float(photons), intensities.device)
     inversion_stream = f"{stream}/inversion"
@@ -255,18 +251,13 @@ def photon_counts(
         bits = random_bits(seed, sample_ids, inversion_stream, tuple(intensities.shape[1:])).reshape(-1)
         return _invert_by_table(rows, bits, thresholds, guide).to(torch.float64).view(intensities.shape)
     per_sample = rows.numel() // intensities.shape[0]
-    counts = torch.empty_like(rates).reshape(-1)
+    counts = torch.empty(rows.shape, dtype=torch.float64, device=rows.device)
     on, off = torch.nonzero(on_grid).squeeze(1), torch.nonzero(~on_grid).squeeze(1)
     bits = random_bits_at(seed, sample_ids, inversion_stream, on // per_sample, on % per_sample)
     counts[on] = _invert_by_table(rows[on], bits, thresholds, guide).to(torch.float64)
-    counts[off] = _sample_poisson_at(rates.reshape(-1)[off], off, per_sample, seed, sample_ids, stream)
+    off_rates = intensities.reshape(-1)[off].to(torch.float64) * photons
+    counts[off] = _sample_poisson_at(off_rates, off, per_sample, seed, sample_ids, stream)
     return counts.view(intensities.shape)
-
-
-def _bits_at_most(probability: float) -> int:
-    """The number of 32-bit integers b whose uniform (b + 0.5) / 2**32 is <= `probability`: `b < this` is the
-    event `u <= probability`, decided on the integers."""
-    return math.floor(probability * _UNIFORM_SCALE - 0.5) + 1
 
 
 @register_corruption("gaussian_noise")
@@ -301,8 +292,8 @@ def impulse_noise(
     """
     amount = IMPULSE_NOISE[profile][severity - 1]
     bits = random_bits(seed, sample_ids, "impulse_noise/flip", tuple(images.shape[1:]))
-    flipped = bits < _bits_at_most(amount)
-    salted = bits < _bits_at_most(amount / 2)
+    flipped = bits < bits_at_most(torch.tensor(amount, dtype=torch.float64))
+    salted = bits < bits_at_most(torch.tensor(amount / 2, dtype=torch.float64))
     return torch.where(flipped, salted.to(images.dtype), images)
 
 

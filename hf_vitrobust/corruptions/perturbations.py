@@ -40,13 +40,7 @@ import torchvision.transforms.v2.functional as TF
 from torchvision.transforms import InterpolationMode
 
 from .base import check_images, check_sample_ids, from_unit_float, to_unit_float
-from .blur import (
-    blur_rows_and_columns,
-    clipped_zoom_axis,
-    gaussian_kernel1d,
-    lerp_along,
-    replicate_blur_matrix,
-)
+from .blur import clipped_zoom_axis, gaussian_filter, lerp_along
 from .color import hsv_to_rgb, rgb_to_hsv
 from .motion_glass import motion_blur_with_angles
 from .noise import photon_counts
@@ -207,14 +201,6 @@ def _tilt_frame(images: torch.Tensor, crop: int, degrees: float) -> torch.Tensor
     return TF.center_crop(warped, [crop, crop])
 
 
-def _gaussian_blur_frame(crops: torch.Tensor, sigma: float) -> torch.Tensor:
-    """skimage.filters.gaussian(x, sigma, truncate=6.0) per channel (mode "nearest"), as two matrix products."""
-    kernel = gaussian_kernel1d(sigma, int(GAUSSIAN_BLUR_TRUNCATE * sigma + 0.5))
-    height, width = crops.shape[-2:]
-    along_width, along_height = replicate_blur_matrix(kernel, width), replicate_blur_matrix(kernel, height)
-    return blur_rows_and_columns(crops, along_height, along_width)
-
-
 def _noise_frame(
     crops: torch.Tensor, name: str, level: float, seed: int, sample_ids: torch.Tensor, frame: int
 ) -> torch.Tensor:
@@ -246,8 +232,7 @@ def _spatter_liquid(seed: int, sample_ids: torch.Tensor, size: int, device: torc
         normal(seed, sample_ids, "spatter/sequence-liquid", (size, size), torch.float64).to(device) * std
         + mean
     )
-    blur = replicate_blur_matrix(gaussian_kernel1d(sigma, int(4.0 * sigma + 0.5)), size).to(device)
-    liquid = blur @ liquid @ blur.T
+    liquid = gaussian_filter(liquid, sigma)
     return torch.where(liquid < threshold, 0.0, liquid)
 
 
@@ -341,7 +326,7 @@ def perturbation_sequence(
             frames.append(_spatter_frame(crops, liquid))
             liquid = _spatter_flow(liquid)
     else:  # gaussian_blur
-        frames = [_gaussian_blur_frame(crops, sigma) for sigma in frame_parameters(name)]
+        frames = [gaussian_filter(crops, sigma, GAUSSIAN_BLUR_TRUNCATE) for sigma in frame_parameters(name)]
     return from_unit_float(torch.stack(frames, dim=1), images)
 
 

@@ -86,6 +86,13 @@ def _bits_to_uniform(bits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return ((_shift_right(bits, 8).to(torch.float32) + 0.5) / 2.0**24).to(dtype)
 
 
+def bits_at_most(probability: torch.Tensor) -> torch.Tensor:
+    """How many 32-bit integers b have a float64 uniform (b + 0.5) / 2**32 (`uniform`'s mapping) at most
+    `probability`, elementwise (int64): `random_bits < bits_at_most(p)` is the event `uniform <= p`, decided exactly
+    on the integers. (b + 0.5 <= p * 2**32, a power-of-two scaling, exact: b <= floor(p * 2**32 - 0.5).)"""
+    return torch.floor(probability.to(torch.float64) * 2.0**32 - 0.5).to(torch.int64) + 1
+
+
 def random_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
     """Uniform 32-bit integers in [0, 2**32), int64 tensor of shape (N, *shape): element j of sample i depends only
     on (seed, sample_ids[i], stream, j)."""
@@ -151,4 +158,13 @@ def normal(
     return normals[:, :numel].reshape(-1, *shape).to(dtype)
 
 
-__all__ = ["hash32", "normal", "random_bits", "random_bits_at", "sample_keys", "uniform", "uniform_at"]
+__all__ = [
+    "bits_at_most",
+    "hash32",
+    "normal",
+    "random_bits",
+    "random_bits_at",
+    "sample_keys",
+    "uniform",
+    "uniform_at",
+]

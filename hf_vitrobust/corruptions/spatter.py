@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from .base import register_corruption
-from .blur import gaussian_kernel1d, replicate_blur_matrix
+from .blur import gaussian_filter
 from .randomness import normal
 
 # (liquid mean, liquid std, liquid blur sigma, liquid threshold, water intensity or mud blur sigma, mode: 0 water,
@@ -219,10 +219,7 @@ def spatter(
     height, width = images.shape[-2:]
     device = images.device
     liquid = normal(seed, sample_ids, "spatter/liquid", (height, width), torch.float64) * std + mean
-    kernel = gaussian_kernel1d(sigma, int(4.0 * sigma + 0.5))
-    along_width = replicate_blur_matrix(kernel, width).to(device)
-    along_height = replicate_blur_matrix(kernel, height).to(device)
-    liquid = along_height @ liquid @ along_width.T
+    liquid = gaussian_filter(liquid, sigma)
     liquid = torch.where(liquid < threshold, 0.0, liquid)
     x = images
     if mode == 0:
@@ -236,10 +233,7 @@ def spatter(
         out = x + (mask[:, None] * color).to(x.dtype)
     else:
         support = (liquid > threshold).double()
-        kernel = gaussian_kernel1d(strength, int(4.0 * strength + 0.5))
-        along_width = replicate_blur_matrix(kernel, width).to(device)
-        along_height = replicate_blur_matrix(kernel, height).to(device)
-        mask = (along_height @ support @ along_width.T).float()
+        mask = gaussian_filter(support, strength).float()
         mask = torch.where(mask < 0.8, 0.0, mask)[:, None]
         color = torch.tensor(MUD_COLOR, dtype=torch.float64, device=device)[None, :, None, None]
         out = (x * (1 - mask).to(x.dtype)).double() + color * mask
