@@ -7,6 +7,7 @@
                        [--limit N] [--batch-size N] [--precision fp32|bf16|fp16] [--compile] [--num-workers N]
                        [--output DIR] [--resume] [--seed N]
     vitrobust report DIR [DIR ...] [--output DIR]
+    vitrobust check-data BENCHMARK [SOURCE] [--rows N] [--split S] [--corruption NAME]... [--severity N]...
     vitrobust train [--model PRESET|SPEC] [--dataset digits|HUB_ID|PATH] [--epochs N] [--sam] ... [--output-dir DIR]
     vitrobust push [--checkpoint DIR] [--results DIR]... REPO [--dry-run --output STAGE]
     vitrobust push --metric NAME REPO | vitrobust push --space REPO [--results DIR]...
@@ -265,6 +266,29 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_data(args: argparse.Namespace) -> int:
+    from .data.check import check_source
+
+    if args.rows < 1:
+        raise CLIError(f"--rows must be at least 1, got {args.rows}")
+    try:
+        result = check_source(
+            args.benchmark,
+            args.source,
+            rows=args.rows,
+            split=args.split,
+            corruptions=args.corruption,
+            severities=args.severity,
+            variant=args.variant,
+            schema=args.schema,
+            in_distribution=args.in_distribution,
+        )
+    except ValueError as err:
+        raise CLIError(str(err)) from err
+    print(result.to_text())
+    return 0 if result.ok else 1
+
+
 def _report(args: argparse.Namespace) -> int:
     from .evaluation.report import load_results, merge_results, write_report
 
@@ -497,6 +521,33 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("dirs", nargs="+", metavar="DIR", help="run folders (or results.json files)")
     report.add_argument("--output", help="where to write the report (default: the first DIR)")
     report.set_defaults(handler=_report)
+
+    check = subparsers.add_parser(
+        "check-data",
+        help="read the first rows of every part of a benchmark source and report any mismatch",
+        description=(
+            "Resolve SOURCE for BENCHMARK (default: the benchmark's default source) and read the first rows of each "
+            "part (a split, a corruption/severity repository or config, a file, a folder): features, schema, label "
+            "mode, the known and the found row count, and the first decoded labels with their class names. Exits "
+            "with 1 on any mismatch, before a long run finds it."
+        ),
+    )
+    check.add_argument("benchmark", help="a benchmark name (imagenet-val, imagenet-c, imagenet-a, ...)")
+    check.add_argument(
+        "source",
+        nargs="?",
+        help="a Hub id org/name[:config][@revision], a local path or generated:<clean source>",
+    )
+    check.add_argument("--rows", type=int, default=5, help="rows read per part (default: 5)")
+    check.add_argument("--split", help="the split to read (default: the schema's)")
+    check.add_argument("--corruption", action="append", help="ImageNet-C/CIFAR-C corruption (repeatable)")
+    check.add_argument("--severity", action="append", type=int, help="1-5 (repeatable)")
+    check.add_argument("--variant", action="append", help="ImageNet-9 variant or ImageNet-P perturbation")
+    check.add_argument(
+        "--schema", help="a registered Hub schema name, for a source whose name does not say it"
+    )
+    check.add_argument("--in-distribution", help="imagenet-o: the in-distribution source ('default': ILSVRC)")
+    check.set_defaults(handler=_check_data)
 
     train = subparsers.add_parser(
         "train",

@@ -58,15 +58,37 @@ def palette_png_with_transparency() -> bytes:
 
 
 def hub_imagenet_names() -> list[str]:
-    """The 1000 class names as a ClassLabel needs them: unique, so ImageNet's second "crane" (517) carries its
-    wnid. (How each Hub copy de-duplicates it is not known; the mapping accepts any suffix.)"""
+    """The 1000 class names of ILSVRC/imagenet-1k's ClassLabel (huggingface/datasets `imagenet-1k/classes.py`): the
+    shipped table's names, with class 517 (the second "crane") spelled "crane2" so that the names are unique."""
     names = list(IMAGENET_CLASS_NAMES)
-    names[517] = f"{names[517]} ({IMAGENET_WNIDS[517]})"
+    names[517] = "crane2"
     return names
 
 
-def _write_readme(repo: Path, configs: list[dict[str, Any]] | None) -> None:
-    header = {"configs": configs} if configs else {}
+#: uoft-cs/cifar100's fine_label names: CIFAR-100's, with class 26 ("crab") spelled "cra".
+HUB_CIFAR100_NAMES = [*CIFAR100_CLASSES[:26], "cra", *CIFAR100_CLASSES[27:]]
+
+#: uoft-cs/cifar100's coarse_label names.
+CIFAR100_COARSE = (
+    "aquatic_mammals", "fish", "flowers", "food_containers", "fruit_and_vegetables", "household_electrical_devices",
+    "household_furniture", "insects", "large_carnivores", "large_man-made_outdoor_things",
+    "large_natural_outdoor_scenes", "large_omnivores_and_herbivores", "medium_mammals", "non-insect_invertebrates",
+    "people", "reptiles", "small_mammals", "trees", "vehicles_1", "vehicles_2",
+)  # fmt: skip
+
+
+def _write_readme(
+    repo: Path, configs: list[dict[str, Any]] | None, declared_rows: dict[str, int] | None = None
+) -> None:
+    """A dataset card: the `configs` YAML, and (`declared_rows`) a dataset_info with the split sizes."""
+    header: dict[str, Any] = {}
+    if declared_rows:
+        splits = [{"name": name, "num_examples": rows} for name, rows in declared_rows.items()]
+        header["dataset_info"] = {"splits": splits}
+        if configs:
+            header["dataset_info"]["config_name"] = configs[0]["config_name"]
+    if configs:
+        header["configs"] = configs
     text = (
         "---\n" + yaml.safe_dump(header, sort_keys=False) + "---\n\nTest fixture.\n"
         if header
@@ -76,11 +98,22 @@ def _write_readme(repo: Path, configs: list[dict[str, Any]] | None) -> None:
 
 
 def write_parquet(path: Path, columns: dict[str, list], features: Any) -> Path:
-    """Write one parquet shard the way `datasets` writes Hub shards."""
+    """Write one parquet shard the way `datasets` writes Hub shards (the features ride in the schema metadata)."""
     from datasets import Dataset
 
     path.parent.mkdir(parents=True, exist_ok=True)
     Dataset.from_dict(columns, features=features).to_parquet(str(path))
+    return path
+
+
+def write_plain_parquet(path: Path, columns: dict[str, list]) -> Path:
+    """Write a parquet file with plain pyarrow (no `datasets` features in its metadata): images read back as a
+    {bytes, path} struct and integer labels as plain int64, as in a repository whose card declares no features."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(columns), path)
     return path
 
 
@@ -91,18 +124,27 @@ def _images(values: list) -> list[dict[str, Any] | None]:
     ]
 
 
-def _push_to_hub_layout(repo: Path, split: str, columns: dict, features: Any) -> Path:
-    write_parquet(repo / "data" / f"{split}-00000-of-00001.parquet", columns, features)
-    _write_readme(
-        repo, [{"config_name": "default", "data_files": [{"split": split, "path": f"data/{split}-*"}]}]
-    )
+def _push_to_hub_layout(
+    repo: Path,
+    split: str,
+    columns: dict,
+    features: Any,
+    *,
+    folder: str = "data",
+    config: str = "default",
+    declared_rows: dict[str, int] | None = None,
+) -> Path:
+    write_parquet(repo / folder / f"{split}-00000-of-00001.parquet", columns, features)
+    data_files = [{"split": split, "path": f"{folder}/{split}-*"}]
+    _write_readme(repo, [{"config_name": config, "data_files": data_files, "default": True}], declared_rows)
     return repo
 
 
 def tsomaros_imagenet_c(
     root: Path, corruption: str, severity: int, wnids: list[str], images: list | None = None
 ):
-    """Tsomaros/ImageNet-C-{corruption}-severity_{s}: image, label = ClassLabel of the 1000 wnids, split validation."""
+    """Tsomaros/ImageNet-C-{corruption}-severity_{s}: image, label = ClassLabel of the 1000 wnids, split validation,
+    data/validation-*.parquet."""
     from datasets import ClassLabel, Features, Image
 
     features = Features({"image": Image(), "label": ClassLabel(names=list(IMAGENET_WNIDS))})
@@ -113,17 +155,16 @@ def tsomaros_imagenet_c(
     return _push_to_hub_layout(repo, "validation", {"image": _images(images), "label": labels}, features)
 
 
-def tta_imagenet_c(root: Path, cells: dict[tuple[str, int], list[int]]) -> Path:
-    """WNJXYK/TTA-ImageNet-C: config = corruption, splits severity_1..5 at data/<c>/severity_<s>/*.parquet.
-    Assumed columns: image, label = ClassLabel of the 1000 class names (unverified)."""
-    from datasets import ClassLabel, Features, Image
-
-    features = Features({"image": Image(), "label": ClassLabel(names=hub_imagenet_names())})
+def tta_imagenet_c(root: Path, cells: dict[tuple[str, int], list[int]], images: list | None = None) -> Path:
+    """WNJXYK/TTA-ImageNet-C: config = corruption, splits severity_1..5 at data/<c>/severity_<s>/data-00000.parquet;
+    the card declares no features: plain parquet with an image struct and a plain integer label (the ImageNet-1k
+    index)."""
     repo = root / "WNJXYK" / "TTA-ImageNet-C"
     configs: dict[str, list] = {}
     for (corruption, severity), labels in sorted(cells.items()):
-        shard = repo / "data" / corruption / f"severity_{severity}" / "part-0.parquet"
-        write_parquet(shard, {"image": _images(list(range(len(labels)))), "label": labels}, features)
+        shard = repo / "data" / corruption / f"severity_{severity}" / "data-00000.parquet"
+        pictures = images[: len(labels)] if images is not None else list(range(len(labels)))
+        write_plain_parquet(shard, {"image": _images(pictures), "label": labels})
         configs.setdefault(corruption, []).append(
             {"split": f"severity_{severity}", "path": f"data/{corruption}/severity_{severity}/*.parquet"}
         )
@@ -131,18 +172,7 @@ def tta_imagenet_c(root: Path, cells: dict[tuple[str, int], list[int]]) -> Path:
     return repo
 
 
-def tsomaros_imagenet_a(root: Path, subset_indices: list[int]) -> Path:
-    """Tsomaros/imagenet-a: labels are 200-class indices (stored as plain integers here), split train."""
-    from datasets import Features, Image, Value
-
-    features = Features({"image": Image(), "label": Value("int64")})
-    columns = {"image": _images(list(range(len(subset_indices)))), "label": subset_indices}
-    return _push_to_hub_layout(root / "Tsomaros" / "imagenet-a", "train", columns, features)
-
-
-def barkermrl_imagenet_a(root: Path, subset_indices: list[int], label_names: str = "names") -> Path:
-    """barkermrl/imagenet-a: split train; the label feature is assumed to be a 200-class ClassLabel, named by
-    class name ("names") or wnid ("wnids")."""
+def _imagenet_a_features(label_names: str = "wnids") -> Any:
     from datasets import ClassLabel, Features, Image
 
     subset = imagenet_a_classes()
@@ -150,22 +180,47 @@ def barkermrl_imagenet_a(root: Path, subset_indices: list[int], label_names: str
         names = list(subset.wnids)
     else:
         names = [IMAGENET_CLASS_NAMES[i] for i in subset.class_indices]
-    features = Features({"image": Image(), "label": ClassLabel(names=names)})
+    return Features({"image": Image(), "label": ClassLabel(names=names)})
+
+
+def tsomaros_imagenet_a(root: Path, subset_indices: list[int]) -> Path:
+    """Tsomaros/imagenet-a: split train, label = ClassLabel of the 200 ImageNet-A wnids (200-class numbers)."""
     columns = {"image": _images(list(range(len(subset_indices)))), "label": subset_indices}
+    return _push_to_hub_layout(root / "Tsomaros" / "imagenet-a", "train", columns, _imagenet_a_features())
+
+
+def barkermrl_imagenet_a(
+    root: Path, subset_indices: list[int], label_names: str = "wnids", images: list | None = None
+) -> Path:
+    """barkermrl/imagenet-a: split train in two hashed shards data/train-0000{0,1}-of-00002-<hash>.parquet, label =
+    ClassLabel of the 200 ImageNet-A wnids ("names": the same classes by class name, as another copy may write)."""
+    features = _imagenet_a_features(label_names)
+    half = (len(subset_indices) + 1) // 2
     repo = root / "barkermrl" / "imagenet-a"
-    write_parquet(repo / "data" / "train-00000-of-00001-0123456789abcdef.parquet", columns, features)
+    for shard, (start, stop, digest) in enumerate(
+        ((0, half, "ab6d3d8ffc378699"), (half, len(subset_indices), "121935bd0e031962"))
+    ):
+        pictures = images[start:stop] if images is not None else list(range(start, stop))
+        columns = {"image": _images(pictures), "label": subset_indices[start:stop]}
+        write_parquet(repo / "data" / f"train-{shard:05d}-of-00002-{digest}.parquet", columns, features)
     _write_readme(repo, None)
     return repo
 
 
-def axiong_imagenet_r(root: Path, wnids: list[str | None]) -> Path:
-    """axiong/imagenet-r: config test, split test at test/test-*; image, wnid (string), class_name (string)."""
+def axiong_imagenet_r(
+    root: Path, wnids: list[str | None], declared_rows: int | None = None, images: list | None = None
+) -> Path:
+    """axiong/imagenet-r: config test, split test at test/test-*; image, wnid (string), class_name (string).
+    `declared_rows`: the card's split size (the real card declares 30,000)."""
     from datasets import Features, Image, Value
 
     features = Features({"image": Image(), "wnid": Value("string"), "class_name": Value("string")})
-    names = {w: IMAGENET_CLASS_NAMES[i].split(",")[0] for i, w in enumerate(IMAGENET_WNIDS)}
+    names = {
+        w: IMAGENET_CLASS_NAMES[i].split(",")[0].lower().replace(" ", "_")
+        for i, w in enumerate(IMAGENET_WNIDS)
+    }
     columns = {
-        "image": _images(list(range(len(wnids)))),
+        "image": _images(images if images is not None else list(range(len(wnids)))),
         "wnid": wnids,
         "class_name": [names.get(w, "unknown") if w else None for w in wnids],
     }
@@ -174,7 +229,24 @@ def axiong_imagenet_r(root: Path, wnids: list[str | None]) -> Path:
     _write_readme(
         repo,
         [{"config_name": "test", "data_files": [{"split": "test", "path": "test/test-*"}], "default": True}],
+        None if declared_rows is None else {"test": declared_rows},
     )
+    return repo
+
+
+def cais_imagenet_o(root: Path, count: int, images: list | None = None) -> Path:
+    """cais/imagenet-o: an image folder test/<wnid>/<name>_<confidence>.JPEG (the wnid of the ImageNet-O class the
+    image was confused with), imagenet-o.tar and README.txt beside it."""
+    repo = root / "cais" / "imagenet-o"
+    wnids = imagenet_o_classes().wnids
+    images = images if images is not None else list(range(count))
+    for i, value in enumerate(images):
+        folder = repo / "test" / wnids[i % len(wnids)]
+        folder.mkdir(parents=True, exist_ok=True)
+        data = value if isinstance(value, bytes) else image_bytes(value, "JPEG")
+        (folder / f"thing_{i:03d}_0.99{i:02d}.JPEG").write_bytes(data)
+    (repo / "imagenet-o.tar").write_bytes(b"not read")
+    (repo / "README.txt").write_text("ImageNet-O: 2,000 natural adversarial examples.\n", encoding="utf-8")
     return repo
 
 
@@ -190,73 +262,110 @@ def voxel51_imagenet_o(root: Path, count: int) -> Path:
     return repo
 
 
-def nateraw_imagenet_sketch(root: Path, labels: list[int]) -> Path:
-    """nateraw/imagenet-sketch at refs/convert/parquet: default/train/0000.parquet, image + ClassLabel of the
-    1000 class names (assumed)."""
+def nateraw_imagenet_sketch(root: Path, labels: list[int], images: list | None = None) -> Path:
+    """nateraw/imagenet-sketch at refs/convert/parquet: default/train/0000.parquet, image + the imagenet-1k
+    ClassLabel list ("crane2" included), as the canonical ImageNet-Sketch loader writes it."""
     from datasets import ClassLabel, Features, Image
 
     features = Features({"image": Image(), "label": ClassLabel(names=hub_imagenet_names())})
     repo = root / "nateraw" / "imagenet-sketch"
-    columns = {"image": _images(list(range(len(labels)))), "label": labels}
+    columns = {"image": _images(images if images is not None else list(range(len(labels)))), "label": labels}
     write_parquet(repo / "default" / "train" / "0000.parquet", columns, features)
     return repo
 
 
-def randall_cifar_c(root: Path, which: str, rows: list[tuple[int, str, int]]) -> Path:
-    """randall-lab/cifar{10,100}-c at refs/convert/parquet: default/test/0000.parquet with image, label,
-    corruption_name, corruption_level (label as a plain int, as the card describes)."""
-    from datasets import Features, Image, Value
-
-    features = Features(
-        {
-            "image": Image(),
-            "label": Value("int64"),
-            "corruption_name": Value("string"),
-            "corruption_level": Value("int64"),
-        }
-    )
-    columns = {
-        "image": _images(list(range(len(rows)))),
-        "label": [r[0] for r in rows],
-        "corruption_name": [r[1] for r in rows],
-        "corruption_level": [r[2] for r in rows],
-    }
+def randall_cifar_c(root: Path, which: str) -> Path:
+    """randall-lab/cifar{10,100}-c as published: a loading script and a card, no data files."""
     repo = root / "randall-lab" / which
-    write_parquet(repo / "default" / "test" / "0000.parquet", columns, features)
+    repo.mkdir(parents=True)
+    (repo / f"{which}.py").write_text("import datasets  # a loading script\n", encoding="utf-8")
+    _write_readme(repo, None)
     return repo
 
 
-def ilsvrc_imagenet_1k(root: Path, labels: list[int], images: list | None = None) -> Path:
-    """ILSVRC/imagenet-1k: split validation, image + ClassLabel of the 1000 class names in the standard order."""
+def ilsvrc_imagenet_1k(
+    root: Path, labels: list[int], images: list | None = None, split: str = "validation"
+) -> Path:
+    """ILSVRC/imagenet-1k: data/<split>-00000-of-00014.parquet, image + ClassLabel of the 1000 full class names
+    ("crane2" for 517); the test split's labels are -1."""
     from datasets import ClassLabel, Features, Image
 
     features = Features({"image": Image(), "label": ClassLabel(names=hub_imagenet_names())})
     images = images if images is not None else list(range(len(labels)))
-    columns = {"image": _images(images), "label": labels}
-    return _push_to_hub_layout(root / "ILSVRC" / "imagenet-1k", "validation", columns, features)
+    repo = root / "ILSVRC" / "imagenet-1k"
+    write_parquet(
+        repo / "data" / f"{split}-00000-of-00014.parquet",
+        {"image": _images(images), "label": labels},
+        features,
+    )
+    data_files = [{"split": s, "path": f"data/{s}-*"} for s in ("train", "validation", "test")]
+    _write_readme(repo, [{"config_name": "default", "data_files": data_files, "default": True}])
+    for other in ("train", "validation", "test"):
+        if not list((repo / "data").glob(f"{other}-*")):
+            write_parquet(
+                repo / "data" / f"{other}-00000-of-00014.parquet",
+                {"image": _images([0]), "label": [-1 if other == "test" else 0]},
+                features,
+            )
+    return repo
 
 
-def uoft_cifar(root: Path, which: str, labels: list[int]) -> Path:
-    """uoft-cs/cifar10 (img, label) and uoft-cs/cifar100 (img, fine_label, coarse_label), split test."""
+def uoft_cifar(root: Path, which: str, labels: list[int], images: list | None = None) -> Path:
+    """uoft-cs/cifar10 (config plain_text: img, label) and uoft-cs/cifar100 (config cifar100: img, fine_label with
+    "cra" for class 26, coarse_label), split test at <config>/test-00000-of-00001.parquet."""
     from datasets import ClassLabel, Features, Image
 
+    images = images if images is not None else list(range(len(labels)))
     if which == "cifar10":
         features = Features({"img": Image(), "label": ClassLabel(names=list(CIFAR10_CLASSES))})
-        columns = {"img": _images(list(range(len(labels)))), "label": labels}
+        columns = {"img": _images(images), "label": labels}
+        config = "plain_text"
     else:
         features = Features(
             {
                 "img": Image(),
-                "fine_label": ClassLabel(names=list(CIFAR100_CLASSES)),
-                "coarse_label": ClassLabel(num_classes=20),
+                "fine_label": ClassLabel(names=HUB_CIFAR100_NAMES),
+                "coarse_label": ClassLabel(names=list(CIFAR100_COARSE)),
             }
         )
-        columns = {
-            "img": _images(list(range(len(labels)))),
-            "fine_label": labels,
-            "coarse_label": [0] * len(labels),
-        }
-    return _push_to_hub_layout(root / "uoft-cs" / which, "test", columns, features)
+        columns = {"img": _images(images), "fine_label": labels, "coarse_label": [0] * len(labels)}
+        config = "cifar100"
+    return _push_to_hub_layout(
+        root / "uoft-cs" / which, "test", columns, features, folder=config, config=config
+    )
+
+
+def cifar_c_arrays(
+    root: Path, corruptions: list[str], labels: list[int], images: np.ndarray | None = None
+) -> Path:
+    """The released CIFAR-10-C / CIFAR-100-C folder: <corruption>.npy (uint8 (5 n, 32, 32, 3), severity 1 first) and
+    labels.npy (the n test labels repeated once per severity). Image k of severity s has red value 10 s + k."""
+    root.mkdir(parents=True, exist_ok=True)
+    n = len(labels)
+    for corruption in corruptions:
+        stack = np.zeros((5 * n, 32, 32, 3), dtype=np.uint8)
+        for s in range(5):
+            for k in range(n):
+                stack[s * n + k] = images[k] if images is not None else 0
+                if images is None:
+                    stack[s * n + k, ..., 0] = 10 * (s + 1) + k
+        np.save(root / f"{corruption}.npy", stack)
+    np.save(root / "labels.npy", np.tile(np.asarray(labels, dtype=np.uint8), 5))
+    return root
+
+
+def imagenet_9_folder(root: Path, variants: dict[str, list[tuple[int, Any]]]) -> Path:
+    """The backgrounds challenge release: <root>/<variant>/val/<NN_class>/<file>; `variants` maps a variant to its
+    (ImageNet-9 class, image value or bytes) files."""
+    from hf_vitrobust.data import imagenet_9_folder_name
+
+    for variant, files in variants.items():
+        for k, (in9, value) in enumerate(files):
+            folder = root / variant / "val" / imagenet_9_folder_name(in9)
+            folder.mkdir(parents=True, exist_ok=True)
+            data = value if isinstance(value, bytes) else image_bytes(value)
+            (folder / f"{variant}_{k:03d}.png").write_bytes(data)
+    return root
 
 
 def image_folder(root: Path, files: dict[str, bytes]) -> Path:

@@ -123,9 +123,19 @@ def test_images_are_the_reference_crop_corrupted_with_the_sample_seed(clean_rows
 
 
 def test_stable_sample_index_is_pinned():
-    # Pinned: changing the hash would silently change every generated benchmark.
-    assert stable_sample_index("n01440764/ILSVRC2012_val_00000293.JPEG") == 1169083225
-    assert all(0 <= stable_sample_index(f"row-{i:06d}") < 2**31 for i in range(100))
+    # Pinned to its definition: the first 8 bytes of BLAKE2b(id), big-endian, low 31 bits. Changing the hash would
+    # silently change every generated benchmark.
+    import hashlib
+
+    def by_definition(key: str) -> int:
+        digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest()
+        return int.from_bytes(digest, "big") % 2**31
+
+    keys = ["n01440764/ILSVRC2012_val_00000293.JPEG", "fog/3/row-000007", "", "é/日本"]
+    keys += [f"row-{i:06d}" for i in range(100)]
+    assert [stable_sample_index(key) for key in keys] == [by_definition(key) for key in keys]
+    assert all(0 <= stable_sample_index(key) < 2**31 for key in keys)
+    assert stable_sample_index(keys[0]) == 1169083225  # the value every generated benchmark so far used
 
 
 def test_cifar_sized_images_use_the_cifar_profile(tiny_photos):

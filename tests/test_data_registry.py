@@ -2,8 +2,6 @@
 """The benchmark registry: every benchmark's label space, subsets and Hub copies, and how a source string
 resolves to a Source."""
 
-import importlib.util
-
 import data_fixtures as fx
 import numpy as np
 import pytest
@@ -58,10 +56,15 @@ def test_benchmark_entry_is_consistent(name):
     for repo in benchmark.hub_sources:
         matched = match_schema(repo)
         assert matched is not None and matched.schema.benchmark == name, repo
-    assert ([s.name for s in benchmark.hub_schemas] and benchmark.hub_sources) or name in (
-        "imagenet-p",
-        "imagenet-9",
-    )
+    if name in ("imagenet-p", "imagenet-9"):
+        assert benchmark.default_source is None  # no Hub copy: the release folder must be given
+    elif name in ("cifar10-c", "cifar100-c"):
+        # No Hub copy streams (randall-lab's are loading scripts): corrupted on the fly from uoft-cs's test set.
+        assert not benchmark.hub_sources and benchmark.default_source == f"generated:uoft-cs/{name[:-2]}"
+    else:
+        assert [s.name for s in benchmark.hub_schemas] and benchmark.default_source == benchmark.hub_sources[
+            0
+        ]
     if benchmark.corruptions:
         assert benchmark.severities == (1, 2, 3, 4, 5) and len(benchmark.corruptions) == 19
 
@@ -105,8 +108,11 @@ def test_default_sources_and_argument_checks():
     default = load_benchmark("imagenet-r")
     assert isinstance(default, HubSource) and default.path == "axiong/imagenet-r"
     assert load_benchmark("imagenet-a").path == "barkermrl/imagenet-a"
+    assert load_benchmark("imagenet-c").path == "WNJXYK/TTA-ImageNet-C"
     ood = load_benchmark("imagenet-o")
-    assert isinstance(ood, ImageNetOSource) and ood.in_distribution is None
+    assert (
+        isinstance(ood, ImageNetOSource) and ood.in_distribution is None and ood.ood.path == "cais/imagenet-o"
+    )
     for no_hub_copy in ("imagenet-p", "imagenet-9"):
         with pytest.raises(SchemaError, match="local folder"):
             load_benchmark(no_hub_copy)
@@ -133,14 +139,6 @@ def test_hub_id_offline_fails_with_a_schema_error_naming_it(monkeypatch):
         source.validate()
 
 
-def _needs(module):
-    return pytest.mark.skipif(
-        importlib.util.find_spec(f"hf_vitrobust.data.{module}") is None,
-        reason=f"hf_vitrobust.data.{module} missing",
-    )
-
-
-@_needs("cifar_c")
 def test_npy_folder_resolves_to_cifar_c_arrays(tmp_path):
     from hf_vitrobust.data import CifarCArraySource
 
@@ -150,7 +148,6 @@ def test_npy_folder_resolves_to_cifar_c_arrays(tmp_path):
     assert isinstance(load_benchmark("cifar100-c", str(tmp_path), corruptions=["fog"]), CifarCArraySource)
 
 
-@_needs("imagenet_p")
 def test_mp4_folder_resolves_to_imagenet_p_videos(tmp_path):
     from hf_vitrobust.data import ImageNetPVideoSource
 
@@ -158,7 +155,6 @@ def test_mp4_folder_resolves_to_imagenet_p_videos(tmp_path):
     assert isinstance(load_benchmark("imagenet-p", str(tmp_path)), ImageNetPVideoSource)
 
 
-@_needs("generated")
 def test_generated_imagenet_c_over_a_clean_folder(tmp_path):
     from hf_vitrobust.data import GeneratedCorruptionSource
 

@@ -614,3 +614,26 @@ def test_figures_only_for_present_data_and_raw_metric_dicts(tmp_path):
     with pytest.raises(FileNotFoundError, match="occlusion"):
         render_html([run], {**figures, "occlusion": "figures/absent.png"}, tmp_path)
     assert math.isclose(masked["top1"], 0.75)
+
+
+def test_parts_the_default_source_does_not_publish_are_named_in_data_sources(results):
+    """The paper suite's 4 extra ImageNet-C corruptions are not published by its default source (WNJXYK): the run
+    leaves them out and the report says so beside the source."""
+    edited = copy.deepcopy(results)
+    cells = [
+        f"{c}/{s}" for c in ("speckle_noise", "gaussian_blur", "spatter", "saturate") for s in range(1, 6)
+    ]
+    edited["benchmarks"]["imagenet-c"].update(
+        generated=False,
+        source={
+            "kind": "hub",
+            "location": "WNJXYK/TTA-ImageNet-C",
+            "generated": False,
+            "unavailable": {"cells": cells, "reason": "not published"},
+        },
+    )
+    sources = section(render_markdown([edited], {}), "## Data sources")
+    assert (
+        "| imagenet-c | hub: WNJXYK/TTA-ImageNet-C | released; not published by the source, left out: 20 parts "
+        "(speckle_noise, gaussian_blur, spatter, saturate) |" in sources
+    )

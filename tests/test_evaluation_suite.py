@@ -375,3 +375,66 @@ def test_suite_equality_ignores_the_path():
     copy = Suite(**{**suite.__dict__, "path": None})
     assert copy == suite
     assert copy.to_dict()["path"] is None
+
+
+def _hub_parts(source) -> list:
+    """(HubSource, part) for every Hub part a source would load, through the wrappers a suite's sources are made of:
+    ImageNet-O's two halves and a generated benchmark's clean source."""
+    from hf_vitrobust.data import BuiltinPhotosSource, HubSource, ImageNetOSource
+    from hf_vitrobust.data.generated import GeneratedCorruptionSource, GeneratedPerturbationSource
+
+    if isinstance(source, HubSource):
+        return [(source, part) for part in source.parts]
+    if isinstance(source, ImageNetOSource):
+        return _hub_parts(source.ood) + (_hub_parts(source.in_distribution) if source.in_distribution else [])
+    if isinstance(source, GeneratedCorruptionSource | GeneratedPerturbationSource):
+        return _hub_parts(source.clean)
+    assert isinstance(source, BuiltinPhotosSource), type(source)
+    return []
+
+
+@pytest.mark.parametrize("name", SUITE_NAMES)
+def test_every_hub_part_a_shipped_suite_requests_is_known_to_exist(name):
+    """Resolved as the runner resolves them on their own defaults (offline: nothing is loaded), every Hub part a
+    shipped suite would read is a repository, config and split that a registered schema knows the Hub publishes;
+    a part the default does not publish (the paper suite's 4 extra ImageNet-C corruptions) is left out and
+    recorded, never requested."""
+    from hf_vitrobust.data import UNSTREAMABLE_REPOS, match_schema
+    from hf_vitrobust.evaluation.runner import open_benchmark
+
+    suite = load_suite(name)
+    checked = 0
+    for spec in suite.benchmarks:
+        benchmark = BENCHMARKS[spec.name]
+        if spec.source is None and benchmark.default_source is None:
+            assert spec.optional, f"{name}: {spec.name} has no default source and is not optional"
+            continue
+        source = open_benchmark(spec, spec.source, suite.seed)
+        for hub, part in _hub_parts(source):
+            schema = hub.schema
+            assert schema is not None and match_schema(hub.path) is not None, hub.path
+            assert hub.path.lower() not in UNSTREAMABLE_REPOS
+            kwargs = part.load_kwargs
+            if schema.splits_by_corruption:
+                cell = (part.metadata["corruption"], part.metadata["severity"])
+                assert schema.cells is None or cell in schema.cells, (name, spec.name, hub.path, cell)
+                if schema.repo_template:
+                    assert kwargs["path"] == schema.repo_template.format(corruption=cell[0], severity=cell[1])
+                if schema.config_template:
+                    assert kwargs["name"] == schema.config_template.format(corruption=cell[0])
+                if schema.split_template:
+                    assert kwargs["split"] == schema.split_template.format(severity=cell[1])
+            else:
+                assert kwargs["path"] == schema.repo and kwargs["split"] in schema.splits, (name, kwargs)
+                assert kwargs.get("name") == schema.config
+            checked += 1
+        if spec.name == "imagenet-c" and spec.source is None and len(spec.options["corruptions"]) == 19:
+            assert source.describe()["unavailable"]["cells"] == [
+                f"{c}/{s}" for c in EXTRA_CORRUPTIONS for s in spec.options["severities"]
+            ]
+            # Named by the user, the same source must hold every part asked of it.
+            from hf_vitrobust.data import SchemaError
+
+            with pytest.raises(SchemaError, match="not known to publish speckle_noise/1"):
+                open_benchmark(spec, "WNJXYK/TTA-ImageNet-C", suite.seed)
+    assert checked or name == "demo"

@@ -10,6 +10,7 @@ from hf_vitrobust.metrics import (
     IMAGENET_TO_IN9,
     IN9_CLASSES,
     background_gap,
+    calibration_bins,
     calibration_metrics,
     imagenet_to_in9,
 )
@@ -29,7 +30,7 @@ def test_calibration_by_hand():
     # Brier: (0.05^2 * 2 + 0.85^2 * 2 + 0.35^2 * 2 + 0.25^2 * 2) / 4
     assert result.brier == pytest.approx(0.455)
     assert result.accuracy == pytest.approx(0.75) and result.num_bins == 5
-    json.dumps(result.to_dict())
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
 def test_calibration_default_bins_and_logits():
@@ -55,6 +56,41 @@ def test_perfectly_calibrated_and_order_invariant():
     assert calibration_metrics(probabilities[order], references[order]).ece == pytest.approx(
         calibration_metrics(probabilities, references).ece
     )
+
+
+def _reference_bin(confidence: float, edges: list[float]) -> int:
+    """The reference's binning (gpleiss/temperature_scaling, Guo et al. 2017): lower < conf <= upper; 0 joins the
+    first bin."""
+    if confidence <= edges[1]:
+        return 0
+    return next(m for m in range(len(edges) - 1) if edges[m] < confidence <= edges[m + 1])
+
+
+@pytest.mark.parametrize("num_bins", [4, 15, 25, 38])
+def test_confidences_exactly_on_bin_edges_close_the_bin_below(num_bins):
+    # k / M times M does not always round back to k ((7/25) * 25 = 7.000000000000001): compare with the edges.
+    edges = [k / num_bins for k in range(num_bins + 1)]
+    expected = [max(k - 1, 0) for k in range(num_bins + 1)]
+    assert calibration_bins(edges, num_bins).tolist() == expected
+    assert [_reference_bin(c, edges) for c in edges] == expected
+    rng = np.random.default_rng(num_bins)
+    inside = rng.uniform(0, 1, size=200)
+    assert calibration_bins(inside, num_bins).tolist() == [_reference_bin(c, edges) for c in inside]
+
+
+def test_ece_by_hand_with_confidences_on_bin_edges():
+    # 4 bins (0, .25], (.25, .5], (.5, .75], (.75, 1]: 0.5 -> bin 2, 0.75 -> bin 3, 1.0 -> bin 4.
+    probabilities = np.array([[0.5, 0.5], [0.75, 0.25], [0.75, 0.25], [1.0, 0.0]])
+    result = calibration_metrics(probabilities, [0, 1, 0, 0], num_bins=4)
+    # bin 2: one right at 0.5 -> 0.5; bin 3: one of two right at 0.75 -> 2 * 0.25; bin 4: right at 1.0 -> 0.
+    assert result.ece == pytest.approx((0.5 + 2 * 0.25) / 4)
+    assert result.max_calibration_error == pytest.approx(0.5)
+    # 7/25 sits on an edge of the 25 bins: its sample is in bin 7, (6/25, 7/25], not with 0.30 in bin 8 (which
+    # would give |1/2 - 0.29| for both, ECE 0.21).
+    edge = np.array([[7 / 25, 6 / 25, 6 / 25, 6 / 25], [0.30, 0.70 / 3, 0.70 / 3, 0.70 / 3]])
+    apart = calibration_metrics(edge, [0, 1], num_bins=25)
+    assert apart.ece == pytest.approx((abs(1 - 7 / 25) + abs(0 - 0.30)) / 2)
+    assert apart.max_calibration_error == pytest.approx(1 - 7 / 25)
 
 
 def test_calibration_errors():
@@ -93,7 +129,7 @@ def test_background_gap_by_hand():
     assert result.bg_gap == pytest.approx(2 / 3 - 1 / 2)
     assert result.num_samples == {"original": 1, "only_fg": 1, "mixed_same": 3, "mixed_rand": 2}
     assert background_gap([0], [8], ["original"]).bg_gap is None
-    json.dumps(result.to_dict())
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
 def test_background_gap_errors():

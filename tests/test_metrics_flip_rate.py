@@ -126,7 +126,7 @@ def test_means_and_validation_apart():
         baseline_top5_distance=result.top5_distance,
     )
     assert normalised.mfr == pytest.approx(100.0) and normalised.mt5d == pytest.approx(100.0)
-    json.dumps(result.to_dict())
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
 @settings(max_examples=15, deadline=None, database=None)

@@ -115,7 +115,7 @@ def test_missing_cells_raise_and_name_them():
         mean_corruption_error(*_samples(cells))
     partial = mean_corruption_error(*_samples(cells), allow_partial=True)
     assert partial.missing_cells == ["snow/5", "fog/3"] and not partial.complete
-    assert partial.to_dict()["complete"] is False
+    assert json.loads(json.dumps(partial.to_dict(), allow_nan=False))["complete"] is False
     # fog's CE covers the severities present only.
     alex = ALEXNET_CORRUPTION_ERRORS["fog"]
     assert partial.ce["fog"] == pytest.approx(100 * 0.25 * 4 / (sum(alex) - alex[2]))
@@ -128,7 +128,7 @@ def test_missing_cells_raise_and_name_them():
 def test_no_standard_cells_partial_gives_none():
     result = mean_corruption_error(*_samples({("saturate", s): 1 for s in SEVERITIES}), allow_partial=True)
     assert result.mce is None and result.unnormalized_mce is None and len(result.missing_cells) == 75
-    json.dumps(result.to_dict())
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_bad_inputs():
 
 def test_to_dict_is_json_safe():
     result = mean_corruption_error(*_samples({(n, s): 1 for n in STANDARD_CORRUPTIONS for s in SEVERITIES}))
-    loaded = json.loads(json.dumps(result.to_dict()))
+    loaded = json.loads(json.dumps(result.to_dict(), allow_nan=False))
     assert loaded["errors"]["fog"]["1"] == pytest.approx(25.0) and loaded["mce"] == pytest.approx(result.mce)
 
 

@@ -25,7 +25,7 @@ def test_ood_by_hand():
     assert (result.num_ood, result.num_in_distribution) == (2, 2)
     perfect = ood_detection_metrics([0.0, 0.1, 0.9, 1.0], [0, 0, 1, 1])
     assert (perfect.aupr, perfect.auroc, perfect.fpr_at_95_tpr) == (1.0, 1.0, 0.0)
-    json.dumps(result.to_dict())
+    json.dumps(result.to_dict(), allow_nan=False)
 
 
 @settings(max_examples=25, deadline=None, database=None)

@@ -5,6 +5,7 @@ probe family without side effects on the model."""
 import json
 import sys
 
+import numpy as np
 import pytest
 import timm
 import torch
@@ -185,6 +186,48 @@ def test_gradcam_equals_selvaraju_eq_1_2_on_the_quadrant_model():
     cam = cam - cam.flatten(1).amin(1).view(-1, 1, 1)
     cam = cam / (cam.flatten(1).amax(1).view(-1, 1, 1) + 1e-7)
     torch.testing.assert_close(result.cams, cam.detach(), atol=1e-5, rtol=1e-5)
+
+
+def test_gradcam_equals_selvaraju_eq_1_2_on_the_vit_token_grid():
+    """On a ViT the layer's patch tokens are the feature map: drop the CLS token, put the 16 patch tokens of a
+    32 x 32 input (patch 8) on their 4 x 4 grid row-major, weight each channel by the mean gradient of the class
+    score (Eq. 1), keep the positive weighted sum (Eq. 2), min-max scale, resize bilinearly to 32 x 32 (cv2) and
+    min-max scale again, as the grad-cam package does."""
+    import cv2
+
+    classifier = FAMILIES["timm_vit"]()
+    images = random_images(2, seed=3)
+    targets = torch.tensor([3, 7])
+    result = gradcam(classifier, images, target_classes=targets.tolist())
+    assert result.module_name == "blocks.1.norm1"  # the CLS-reading head: the last block's pre-attention norm
+    module = dict(classifier.module.named_modules())[result.module_name]
+    captured = []
+    handle = module.register_forward_hook(lambda _m, _i, output: captured.append(output))
+    try:
+        with torch.enable_grad():
+            logits = classifier(images)
+            (grads,) = torch.autograd.grad(logits[torch.arange(2), targets].sum(), captured[0])
+    finally:
+        handle.remove()
+    tokens = captured[0].detach()
+    assert tokens.shape == (2, 1 + 16, 32)
+    features = tokens[:, 1:].transpose(1, 2).reshape(2, 32, 4, 4)  # row-major grid, channels first
+    gradient_grid = grads[:, 1:].transpose(1, 2).reshape(2, 32, 4, 4)
+    alpha = gradient_grid.mean(dim=(-2, -1), keepdim=True)  # Eq. 1
+    coarse = (alpha * features).sum(1).relu()  # Eq. 2, on the 4 x 4 token grid
+
+    def min_max(cam):
+        cam = cam - cam.min()
+        return cam / (cam.max() + 1e-7)
+
+    # Scaled, resized, and scaled again (the resized map's extremes fall between grid centres).
+    expected = [min_max(cv2.resize(min_max(cam).astype("float32"), (32, 32))) for cam in coarse.numpy()]
+    torch.testing.assert_close(result.cams, torch.tensor(np.stack(expected)), atol=1e-5, rtol=1e-5)
+    # The map is the grid's: every 8 x 8 patch block of the coarse map peaks where its token does.
+    peak = coarse.flatten(1).argmax(1)
+    assert [divmod(int(k), 4) for k in peak] == [
+        tuple(int(v) // 8 for v in divmod(int(result.cams[n].argmax()), 32)) for n in range(2)
+    ]
 
 
 @pytest.mark.parametrize("method", ["HiResCAM", "LayerCAM", "GradCAMElementWise"])

@@ -77,7 +77,10 @@ class Benchmark:
     class_subset: ImageNet-A/R: the classes the logits are cut to before the argmax; ImageNet-O: the score mask
         and the classes of its in-distribution half.
     task: "classification", "ood" (ImageNet-O), "sequence" (ImageNet-P) or "background" (ImageNet-9).
-    hub_sources: known Hub copies, the default first (empty: the data must be given as a local folder).
+    hub_sources: known Hub copies that stream, the default first.
+    generated_default: the "generated:" source used by default where no Hub copy streams (CIFAR-C); with
+        `hub_sources`, `default_source` is the source when none is given (None: the data must be given as a local
+        folder, as for ImageNet-P and ImageNet-9).
     folder_layout / folder_labels: how `ImageFolderSource` reads the official release (None: no image folder).
     generated_from: the clean benchmark that "generated:" corrupts (or, for ImageNet-P, perturbs) on the fly.
     """
@@ -96,6 +99,7 @@ class Benchmark:
     folder_layout: str | None = "classes"
     folder_labels: str = "wnid"
     generated_from: str | None = None
+    generated_default: str | None = None
 
     @property
     def num_classes(self) -> int:
@@ -113,6 +117,13 @@ class Benchmark:
     @property
     def hub_schemas(self) -> tuple[HubSchema, ...]:
         return hub_schemas_for(self.name)
+
+    @property
+    def default_source(self) -> str | None:
+        """The source read when none is given: the first streaming Hub copy, else the generated default."""
+        if self.hub_sources:
+            return self.hub_sources[0]
+        return self.generated_default
 
 
 def _imagenet(name: str, description: str, citation: str, **kwargs: Any) -> Benchmark:
@@ -137,7 +148,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             "ImageNet validation images under 15 (+4 held-out) corruptions at 5 severities; metric mCE.",
             _CORRUPTION_CITATION,
             task="classification",
-            hub_sources=("Tsomaros/ImageNet-C", "WNJXYK/TTA-ImageNet-C"),
+            hub_sources=("WNJXYK/TTA-ImageNet-C", "Tsomaros/ImageNet-C"),
             corruptions=_corruption_names(),
             severities=(1, 2, 3, 4, 5),
             folder_layout="corruption_severity",
@@ -175,7 +186,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             "Hendrycks et al., Natural Adversarial Examples, CVPR 2021",
             task="ood",
             class_subset=imagenet_o_classes(),
-            hub_sources=("Voxel51/ImageNet-O",),
+            hub_sources=("cais/imagenet-o", "Voxel51/ImageNet-O"),
             folder_labels="ood",
         ),
         Benchmark(
@@ -202,7 +213,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             citation=_CORRUPTION_CITATION,
             task="classification",
             label_space="cifar10",
-            hub_sources=("randall-lab/cifar10-c",),
+            generated_default="generated:uoft-cs/cifar10",
             corruptions=_corruption_names(),
             severities=(1, 2, 3, 4, 5),
             folder_layout="corruption_severity",
@@ -215,7 +226,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             citation=_CORRUPTION_CITATION,
             task="classification",
             label_space="cifar100",
-            hub_sources=("randall-lab/cifar100-c",),
+            generated_default="generated:uoft-cs/cifar100",
             corruptions=_corruption_names(),
             severities=(1, 2, 3, 4, 5),
             folder_layout="corruption_severity",
@@ -401,11 +412,13 @@ def resolve_source(
     schema: HubSchema | str | None = None,
     difficulty: int | None = None,
     seed: int = 0,
+    unavailable: str = "error",
 ) -> Source:
     """The `Source` a user's source string names for `benchmark` (see the module docstring for the forms).
 
     For "generated:" ImageNet-P, `variant` (or `corruptions`) names the perturbations (default the 10 test ones)
-    and `difficulty` (default 1) the difficulty."""
+    and `difficulty` (default 1) the difficulty. `unavailable`: "error" or "skip" for the corruption/severity parts
+    a Hub family is not known to publish (see `HubSource`)."""
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
     spec = os.fspath(spec)
     variants = [variant] if isinstance(variant, str) else (list(variant) if variant is not None else None)
@@ -454,7 +467,13 @@ def resolve_source(
             raise SchemaError(f"{spec}: a file; expected a folder or a .parquet file.")
         if schema is not None or match_schema(spec, candidates) is not None:
             return HubSource(
-                spec, schema, split=split, candidates=candidates, streaming=streaming, **selection
+                spec,
+                schema,
+                split=split,
+                candidates=candidates,
+                streaming=streaming,
+                unavailable=unavailable,
+                **selection,
             )
         kinds = ["parquet", "image"]
         kinds += ["mp4"] if bench.task == "sequence" else []
@@ -493,6 +512,7 @@ def resolve_source(
         split=split,
         candidates=candidates,
         streaming=streaming,
+        unavailable=unavailable,
         **selection,
     )
 
@@ -511,6 +531,7 @@ def load_benchmark(
     schema: HubSchema | str | None = None,
     difficulty: int | None = None,
     seed: int = 0,
+    unavailable: str = "error",
 ) -> Source:
     """A streaming `Source` of benchmark `name`.
 
@@ -522,6 +543,8 @@ def load_benchmark(
         form the in-distribution half ("default" for ILSVRC/imagenet-1k); without it only the OOD images come.
     schema: a `HubSchema` (or its name) for a Hub id or folder whose name does not identify it.
     seed: seeds "generated:" corruptions.
+    unavailable: "error" (default) or "skip": what to do with requested corruption/severity parts that a Hub
+        family is not known to publish ("skip" leaves them out and records them in `describe()["unavailable"]`).
     limit: at most this many samples: the first `limit` rows/files handed to the decoder, in order (one that
         fails to decode still uses its place, so positions do not depend on what decodes).
     """
@@ -541,11 +564,11 @@ def load_benchmark(
         resolved = source
     else:
         if source is None:
-            if not bench.hub_sources:
+            if bench.default_source is None:
                 raise SchemaError(
                     f"{bench.name} has no known Hub copy: pass a local folder of its released files as source."
                 )
-            source = bench.hub_sources[0]
+            source = bench.default_source
         resolved = resolve_source(
             bench,
             source,
@@ -557,6 +580,7 @@ def load_benchmark(
             schema=schema,
             difficulty=difficulty,
             seed=seed,
+            unavailable=unavailable,
         )
     if bench.name == "imagenet-o":
         half = None

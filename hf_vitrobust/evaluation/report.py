@@ -421,6 +421,10 @@ def _data_sources(results: Sequence[Mapping[str, Any]]) -> list[Block]:
                 data = MISSING
             else:
                 data = "released"
+            cells = (source.get("unavailable") or {}).get("cells") or []
+            if cells:
+                corruptions = ", ".join(dict.fromkeys(cell.split("/")[0] for cell in cells))
+                data += f"; not published by the source, left out: {len(cells)} parts ({corruptions})"
             skipped = bench.get("skipped") or {}
             count = int(skipped.get("num_skipped") or 0)
             reasons = ", ".join(f"{reason}: {n}" for reason, n in (skipped.get("skipped") or {}).items())

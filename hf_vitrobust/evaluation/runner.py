@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..corruptions.export import stable_sample_index
-from ..data import BENCHMARKS, Benchmark, SkipReport, get_benchmark, load_benchmark
+from ..data import BENCHMARKS, Benchmark, SkipReport, Source, get_benchmark, load_benchmark
 from ..data.samples import MAX_REPORTED_SKIPS
 from ..models.classifier import Classifier, load_classifier
 from .distributed import ProcessGroup, process_group
@@ -55,7 +55,7 @@ from .streams import (
     plan_stream,
     prepare_chunk,
 )
-from .suite import Suite, load_suite
+from .suite import BenchmarkSpec, Suite, load_suite
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +131,14 @@ class _ModelEntry:
         }
 
 
+def open_benchmark(spec: BenchmarkSpec, source: str | None, seed: int) -> Source:
+    """The source of one benchmark of a suite (not yet validated): `source` (from --data or the suite), else the
+    benchmark's default. The default may not publish every part a suite asks for (the 4 extra ImageNet-C
+    corruptions): those are left out and recorded in its description; a source the user names must hold them all."""
+    missing = "skip" if source is None else "error"
+    return load_benchmark(spec.name, source, seed=seed, unavailable=missing, **spec.options)
+
+
 class Runner:
     """Carries one run: its settings, process group, run folder, models and stream plans."""
 
@@ -199,7 +207,7 @@ class Runner:
         for spec in self.suite.benchmarks:
             benchmark = self.benchmarks[spec.name]
             source = self.config.data.get(spec.name, spec.source)
-            if source is None and not benchmark.hub_sources and spec.optional:
+            if source is None and benchmark.default_source is None and spec.optional:
                 self.unavailable[spec.name] = (
                     f"{spec.name} has no Hub copy and no source was given: pass --data {spec.name}=PATH"
                 )
@@ -207,10 +215,12 @@ class Runner:
                 continue
             limit = self.config.limit if self.config.limit is not None else spec.limit
             try:
-                resolved = load_benchmark(spec.name, source, seed=self.seed, **spec.options)
+                resolved = open_benchmark(spec, source, self.seed)
                 resolved.validate()
             except (ValueError, FileNotFoundError, OSError) as error:
                 raise EvaluationError(f"{spec.name}: cannot read source {source!r}: {error}") from error
+            if limit is not None and resolved.describe().get("row_order"):
+                logger.warning("%s: %s.", spec.name, resolved.describe()["row_order"])
             plans[spec.name] = plan_stream(benchmark, resolved, limit, self.chunk_size, dict(spec.options))
         return plans
 
@@ -617,5 +627,6 @@ __all__ = [
     "EvaluationError",
     "Runner",
     "evaluate",
+    "open_benchmark",
     "summary_table",
 ]

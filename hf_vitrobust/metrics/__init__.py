@@ -23,7 +23,7 @@ from .background_gap import (
     background_gap,
     imagenet_to_in9,
 )
-from .calibration import DEFAULT_NUM_BINS, CalibrationResult, calibration_metrics
+from .calibration import DEFAULT_NUM_BINS, CalibrationResult, calibration_bins, calibration_metrics
 from .flip_rate import (
     NOISE_PERTURBATIONS,
     PERTURBATIONS,
@@ -116,6 +116,7 @@ __all__ = [
     "OODDetectionResult",
     "OcclusionAccuracyResult",
     "background_gap",
+    "calibration_bins",
     "calibration_metrics",
     "corruption_cell_errors",
     "corruption_error_from_cells",

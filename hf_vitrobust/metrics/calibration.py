@@ -43,6 +43,16 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return shifted / shifted.sum(axis=1, keepdims=True)
 
 
+def calibration_bins(confidence: Any, num_bins: int = DEFAULT_NUM_BINS) -> np.ndarray:
+    """The 0-based bin of each confidence: m - 1 for edge(m-1) < c <= edge(m), with edge(k) = k/M as a float (a
+    confidence of 0 joins the first bin), as the reference ECE (gpleiss/temperature_scaling, Guo et al. 2017)
+    compares with its bin boundaries. A confidence equal to an edge belongs to the bin below it: the product c * M
+    would round ((7/25) * 25 is 7.000000000000001) and put the edge 7/25 one bin too high."""
+    confidence = np.asarray(confidence, dtype=np.float64)
+    edges = np.arange(num_bins + 1) / num_bins
+    return np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, num_bins - 1)
+
+
 def calibration_metrics(
     scores: Any,
     references: Sequence[int] | np.ndarray,
@@ -71,7 +81,7 @@ def calibration_metrics(
 
     confidence = probabilities.max(axis=1)
     correct = probabilities.argmax(axis=1) == references
-    bins = np.clip(np.ceil(confidence * num_bins).astype(np.int64) - 1, 0, num_bins - 1)
+    bins = calibration_bins(confidence, num_bins)
     counts = np.bincount(bins, minlength=num_bins)
     gap = np.abs(
         np.bincount(bins, weights=correct, minlength=num_bins)
