@@ -269,8 +269,6 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _check_data(args: argparse.Namespace) -> int:
     from .data.check import check_source
 
-    if args.rows < 1:
-        raise CLIError(f"--rows must be at least 1, got {args.rows}")
     try:
         result = check_source(
             args.benchmark,

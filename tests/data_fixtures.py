@@ -183,6 +183,25 @@ def _imagenet_a_features(label_names: str = "wnids") -> Any:
     return Features({"image": Image(), "label": ClassLabel(names=names)})
 
 
+def int_imagenet_a(root: Path, labels: list[int]):
+    """A dataset no registered copy is: ImageNet-A's 200-class numbers stored as plain integers, at
+    <root>/someone/imagenet-a-ints/train.parquet, with the schema that reads it."""
+    from hf_vitrobust.data import HubSchema
+
+    schema = HubSchema(
+        name="test-int-imagenet-a",
+        benchmark="imagenet-a",
+        repo="someone/imagenet-a-ints",
+        split="train",
+        label_mode="subset_index",
+        class_subset=imagenet_a_classes,
+        int_labels=True,
+    )
+    repo = root / "someone" / "imagenet-a-ints"
+    write_plain_parquet(repo / "train.parquet", {"image": _images(list(range(len(labels)))), "label": labels})
+    return repo, schema
+
+
 def tsomaros_imagenet_a(root: Path, subset_indices: list[int]) -> Path:
     """Tsomaros/imagenet-a: split train, label = ClassLabel of the 200 ImageNet-A wnids (200-class numbers)."""
     columns = {"image": _images(list(range(len(subset_indices)))), "label": subset_indices}

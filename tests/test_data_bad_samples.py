@@ -99,23 +99,10 @@ def test_bad_ood_images_and_limit_share_one_report(tmp_path):
 def test_out_of_range_subset_index_after_the_first_batch_is_skipped_and_counted(tmp_path):
     """A 200-class number of 200 or more (or -1) in the first batch is a schema error (tests/test_data_hub.py);
     after it, one such row is skipped and counted and the stream goes on."""
-    from hf_vitrobust.data import HubSchema, HubSource, imagenet_a_classes
+    from hf_vitrobust.data import HubSource, imagenet_a_classes
     from hf_vitrobust.data.hub import FIRST_BATCH_ROWS
 
-    schema = HubSchema(
-        name="test-int-imagenet-a",
-        benchmark="imagenet-a",
-        repo="someone/imagenet-a-ints",
-        split="train",
-        label_mode="subset_index",
-        class_subset=imagenet_a_classes,
-        int_labels=True,
-    )
-    labels = [0] * FIRST_BATCH_ROWS + [200, -1, 199]
-    repo = tmp_path / "someone" / "imagenet-a-ints"
-    fx.write_plain_parquet(
-        repo / "train.parquet", {"image": fx._images(list(range(len(labels)))), "label": labels}
-    )
+    repo, schema = fx.int_imagenet_a(tmp_path, [0] * FIRST_BATCH_ROWS + [200, -1, 199])
     source = HubSource(str(repo), schema)
     samples = list(source)
     assert [s.sample_id for s in samples][-2:] == [

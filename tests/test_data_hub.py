@@ -138,24 +138,9 @@ def test_barkermrl_imagenet_a_hashed_shards_by_wnid_or_name(tmp_path, label_name
     assert IMAGENET_WNIDS[labels[2]] == subset.wnids[199]
 
 
-def _int_subset_schema() -> HubSchema:
-    """A dataset that stores ImageNet-A's 200-class numbers as plain integers (no registered copy does)."""
-    return HubSchema(
-        name="test-int-imagenet-a",
-        benchmark="imagenet-a",
-        repo="someone/imagenet-a-ints",
-        split="train",
-        label_mode="subset_index",
-        class_subset=imagenet_a_classes,
-        int_labels=True,
-    )
-
-
 def test_first_batch_label_outside_the_subset_is_a_schema_error_naming_the_likely_cause(tmp_path):
-    repo = tmp_path / "someone" / "imagenet-a-ints"
-    labels = [6, 11, 537]  # ImageNet-1k indices of A classes, where 200-class numbers are expected
-    fx.write_plain_parquet(repo / "data" / "train.parquet", {"image": fx._images([1, 2, 3]), "label": labels})
-    source = HubSource(str(repo), _int_subset_schema())
+    repo, schema = fx.int_imagenet_a(tmp_path, [6, 11, 537])  # ImageNet-1k indices, not 200-class numbers
+    source = HubSource(str(repo), schema)
     with pytest.raises(SchemaError, match=r"label 537 .* outside the 200 classes.*ImageNet-1k indices"):
         source.validate()
     assert source.report.num_skipped == 0

@@ -845,7 +845,7 @@ def _unpublished_message(path: str, schema: HubSchema, missing: Sequence[tuple[s
         for other in hub_schemas_for(schema.benchmark)
         if other is not schema and other.cells is not None and set(missing) <= set(other.cells)
     ]
-    instead = [*holders, "a local folder of the release", "generated:<clean ImageNet validation source>"]
+    instead = [*holders, "a local folder of the release", "generated:<clean source>"]
     single = (
         f"; a single repository id (e.g. {schema.repo_template.format(corruption=missing[0][0], severity=missing[0][1])}) "
         "is read as given"

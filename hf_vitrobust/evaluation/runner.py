@@ -219,8 +219,9 @@ class Runner:
                 resolved.validate()
             except (ValueError, FileNotFoundError, OSError) as error:
                 raise EvaluationError(f"{spec.name}: cannot read source {source!r}: {error}") from error
-            if limit is not None and resolved.describe().get("row_order"):
-                logger.warning("%s: %s.", spec.name, resolved.describe()["row_order"])
+            row_order = resolved.describe().get("row_order")
+            if limit is not None and row_order:
+                logger.warning("%s: %s.", spec.name, row_order)
             plans[spec.name] = plan_stream(benchmark, resolved, limit, self.chunk_size, dict(spec.options))
         return plans
 
