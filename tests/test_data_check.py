@@ -40,7 +40,7 @@ def test_every_part_is_checked_and_each_mismatch_listed(tmp_path, capsys):
     assert status == 1
     assert "part fog/1:" in out and "first labels: 0 tench, Tinca tinca; 285 Egyptian cat" in out
     assert "features: image: struct(bytes, path); label: int64" in out
-    assert "MISMATCH: 2 rows (parquet footers), but imagenet-c has 50000" in out
+    assert "MISMATCH: 2 rows (parquet footers), but the benchmark has 50000" in out
     assert "part fog/2:" in out and "Bad split: severity_2" in out
     assert "part snow/2:" in out and "first labels: 7 cock" in out
     assert out.rstrip().endswith("4 mismatch(es) found")
@@ -70,7 +70,7 @@ def test_imagenet_o_halves_and_an_unlabelled_split(tmp_path):
     result = check_source("imagenet-o", ood, in_distribution=val)
     assert [part.name for part in result.parts] == ["test", "validation"]
     assert result.parts[0].labels == ["no label (out-of-distribution)"] * 3
-    assert result.parts[0].problems == ["3 rows (image files), but imagenet-o has 2000"]
+    assert result.parts[0].problems == ["3 rows (image files), but the benchmark has 2000"]
     assert result.parts[1].labels == [
         "1 goldfish, Carassius auratus",
         "2 great white shark, white shark, man-eater, man-eating shark, Carcharodon carcharias",

@@ -159,15 +159,8 @@ def _check_datasets_source(
         if source.schema is not None:
             out.schema, out.label_mode = source.schema.name, source.schema.label_mode
         check.rows = source.row_counts.get(key)
-        if (
-            check.rows
-            and check.rows.get("found") is not None
-            and check.rows["found"] != check.rows["expected"]
-        ):
-            check.problems.append(
-                f"{check.rows['found']} rows ({check.rows['counted_from']}), but {benchmark.name} has "
-                f"{check.rows['expected']}"
-            )
+        if check.rows and "mismatch" in check.rows:
+            check.problems.append(check.rows["mismatch"])
         _first_samples(source.part_raw_samples(index), count, check, benchmark)
 
 

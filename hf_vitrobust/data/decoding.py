@@ -18,6 +18,9 @@ import numpy as np
 import torch
 from PIL import Image, UnidentifiedImageError
 
+#: File extensions (lower case) of the image files a folder or an image-folder repository holds.
+IMAGE_FILE_EXTENSIONS = (".jpeg", ".jpg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm")
+
 
 class BadSampleError(Exception):
     """A sample that cannot be used; `reason` is a short key for counting ("truncated", "undecodable", ...)."""

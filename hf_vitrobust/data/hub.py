@@ -31,6 +31,7 @@ from ..models.imagenet import (
     IMAGENET_WNIDS,
     imagenet_wnid_to_index,
 )
+from .decoding import IMAGE_FILE_EXTENSIONS
 from .protocols import ClassSubset
 from .samples import NO_LABEL, RawSample, SchemaError, Source
 
@@ -75,7 +76,6 @@ FIRST_BATCH_ROWS = 32
 
 _WNID = re.compile(r"^n\d{8}$")
 _WNID_IN_NAME = re.compile(r"\bn\d{8}\b")
-_IMAGE_FILE = re.compile(r"\.(jpe?g|png|bmp|gif|tiff?|webp|ppm)$", flags=re.IGNORECASE)
 
 
 def _normalise_name(name: str) -> str:
@@ -379,6 +379,10 @@ class LabelMap:
                 # dataset fails here.
                 _wnids_to_indices(list(feature.names), allowed, what)
             return
+        if self.mode == "subset_index":
+            if subset is None:
+                raise SchemaError(f"{what}: label_mode 'subset_index' needs a class subset.")
+            self.space = subset.name
         if self.mode == "wnid_column":
             if kind != "string":
                 raise SchemaError(f"{what}: the label column must hold wnid strings, found {feature}.")
@@ -395,10 +399,7 @@ class LabelMap:
             if self.mode in ("cifar10", "cifar100"):
                 self.table = list(range(len(CIFAR10_CLASSES if self.mode == "cifar10" else CIFAR100_CLASSES)))
             elif self.mode == "subset_index":
-                if subset is None:
-                    raise SchemaError(f"{what}: label_mode 'subset_index' needs a class subset.")
                 self.table = list(subset.class_indices)
-                self.space = subset.name
             else:
                 self.table = list(range(IMAGENET_NUM_CLASSES))
             return
@@ -423,9 +424,6 @@ class LabelMap:
                 self.table = _names_to_indices(names, list(everything), everything, what)
             return
         # subset_index
-        if subset is None:
-            raise SchemaError(f"{what}: label_mode 'subset_index' needs a class subset.")
-        self.space = subset.name
         if len(names) != len(subset):
             raise SchemaError(f"{what}: expected {len(subset)} classes of {subset.name}, found {len(names)}.")
         if all(_WNID.match(n) for n in names):
@@ -642,17 +640,14 @@ class DatasetsSource(Source):
         if expected is None:
             return
         found, how = _count_rows(part, dataset, self.schema)
-        self.row_counts[part.key or part.load_kwargs.get("split", "")] = {
-            "expected": expected,
-            "found": found,
-            "counted_from": how,
-        }
+        entry: dict[str, Any] = {"expected": expected, "found": found, "counted_from": how}
+        self.row_counts[part.key or part.load_kwargs.get("split", "")] = entry
         if found is None or found == expected:
             return
-        message = f"{what}: {found} rows ({how}), but the benchmark has {expected}"
+        entry["mismatch"] = f"{found} rows ({how}), but the benchmark has {expected}"
         if not part.local:
-            raise SchemaError(message + ": this copy is incomplete or another dataset.")
-        self.warnings.append(message + " (a partial local copy?).")
+            raise SchemaError(f"{what}: {entry['mismatch']}: this copy is incomplete or another dataset.")
+        self.warnings.append(f"{what}: {entry['mismatch']} (a partial local copy?).")
         logger.warning("%s", self.warnings[-1])
 
     def _wanted(self, metadata: dict[str, Any]) -> bool:
@@ -744,7 +739,7 @@ def _count_rows(part: _Part, dataset: Any, schema: HubSchema | None) -> tuple[in
         files = list((builder.config.data_files or {}).get(split) or [])
     except Exception as error:  # the listing failed: the count stays unknown, the stream still works
         return None, f"files not listed ({type(error).__name__})"
-    images = [f for f in files if _IMAGE_FILE.search(str(f))]
+    images = [f for f in files if str(f).lower().endswith(IMAGE_FILE_EXTENSIONS)]
     if imagefolder or (images and len(images) == len(files)):
         return len(images), "image files"
     parquet = [str(f) for f in files if str(f).endswith(".parquet")]

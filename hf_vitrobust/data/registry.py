@@ -27,6 +27,7 @@ from typing import Any
 
 from ..models.imagenet import IMAGENET_CLASS_NAMES
 from .builtin import BUILTIN_SOURCE, BuiltinPhotosSource
+from .decoding import IMAGE_FILE_EXTENSIONS
 from .hub import (
     CIFAR10_CLASSES,
     CIFAR100_CLASSES,
@@ -49,7 +50,6 @@ from .samples import NO_LABEL, RawSample, SchemaError, Source
 
 TASKS = ("classification", "ood", "sequence", "background")
 
-_IMAGE_EXTENSIONS = (".jpeg", ".jpg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm")
 
 _CORRUPTION_CITATION = (
     "Hendrycks & Dietterich, Benchmarking Neural Network Robustness to Common Corruptions and Perturbations, "
@@ -390,7 +390,7 @@ def _first_signal(root: str, kinds: Sequence[str], max_depth: int = 4) -> str | 
         for entry in items:
             if entry.is_file():
                 extension = os.path.splitext(entry.name)[1].lower()
-                kind = "image" if extension in _IMAGE_EXTENSIONS else extension[1:]
+                kind = "image" if extension in IMAGE_FILE_EXTENSIONS else extension[1:]
                 if kind in kinds:
                     return kind
         subdirs = [e.path for e in items if e.is_dir() and not e.name.startswith(".")]
