@@ -5,7 +5,7 @@
     vitrobust corrupt SOURCE OUTPUT [--benchmark NAME] [--corruption NAME]... [--severity N]... [--format jpeg|parquet]
     vitrobust evaluate [--model SPEC]... [--suite demo|quick|paper|mechanisms|FILE] [--data BENCHMARK=SOURCE]...
                        [--limit N] [--batch-size N] [--precision fp32|bf16|fp16] [--compile] [--num-workers N]
-                       [--output DIR] [--resume] [--seed N]
+                       [--output DIR] [--resume] [--seed N] [--protocol BENCHMARK.PART=NAME]...
     vitrobust report DIR [DIR ...] [--output DIR]
     vitrobust check-data BENCHMARK [SOURCE] [--rows N] [--split S] [--corruption NAME]... [--severity N]...
     vitrobust train [--model PRESET|SPEC] [--dataset digits|HUB_ID|PATH] [--epochs N] [--sam] ... [--output-dir DIR]
@@ -241,6 +241,21 @@ def _parse_data(values: Sequence[str] | None) -> dict[str, str]:
     return data
 
 
+def _parse_protocols(values: Sequence[str] | None) -> dict[str, dict[str, str]]:
+    from .evaluation.protocols import parse_protocol_option
+
+    protocols: dict[str, dict[str, str]] = {}
+    for value in values or ():
+        try:
+            benchmark, part, name = parse_protocol_option(value)
+        except ValueError as err:
+            raise CLIError(str(err)) from err
+        if part in protocols.get(benchmark, {}):
+            raise CLIError(f"--protocol gives {benchmark}.{part} twice")
+        protocols.setdefault(benchmark, {})[part] = name
+    return protocols
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from .evaluation.runner import EvaluationConfig, EvaluationError, evaluate
 
@@ -248,6 +263,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         models=args.model or (),
         suite=args.suite,
         data=_parse_data(args.data),
+        protocols=_parse_protocols(args.protocol),
         limit=args.limit,
         batch_size=args.batch_size,
         precision=args.precision,
@@ -489,6 +505,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BENCHMARK=SOURCE",
         help="where a benchmark's data comes from: a Hub id, a local folder or parquet, generated:<clean source> "
         "(repeatable)",
+    )
+    evaluate.add_argument(
+        "--protocol",
+        action="append",
+        metavar="BENCHMARK.PART=NAME",
+        help="an evaluation protocol choice over the suite's (docs/protocols.md), e.g. "
+        "imagenet-c.preprocessing=native-resize, imagenet-a.class_mask=paul-chen-1000, imagenet-c.mce=unnormalized-19, "
+        "imagenet-c.release_encoding=none (repeatable)",
     )
     evaluate.add_argument("--limit", type=int, help="at most this many images per benchmark")
     evaluate.add_argument("--batch-size", type=int, help="images per forward pass (default: the suite's)")

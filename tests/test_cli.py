@@ -244,3 +244,44 @@ def test_corrupt_bad_benchmark_or_unreachable_hub_exits_with_message(imagenet_pa
         main(["corrupt", "some-org/not-cached", str(tmp_path), "--corruption", "contrast", "--quiet"])
     assert exit_info.value.code == 2 and "some-org/not-cached" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_evaluate_protocol_options_are_parsed_and_checked_before_any_work(capsys, tmp_path, monkeypatch):
+    import hf_vitrobust.evaluation.runner as runner
+
+    seen = {}
+    monkeypatch.setattr(runner, "evaluate", lambda config: seen.setdefault("config", config))
+    args = ["evaluate", "--output", str(tmp_path / "run"), "--quiet"]
+    assert (
+        main(
+            [
+                *args,
+                "--protocol",
+                "imagenet-c.preprocessing=native-resize",
+                "--protocol",
+                "imagenet-c.mce=unnormalized-19",
+            ]
+        )
+        == 0
+    )
+    assert seen["config"].protocols == {
+        "imagenet-c": {"preprocessing": "native-resize", "mce": "unnormalized-19"}
+    }
+    for bad, message in [
+        ("imagenet-c=native-resize", "BENCHMARK.PART=NAME"),
+        ("imagenet-c.mce", "BENCHMARK.PART=NAME"),
+    ]:
+        with pytest.raises(SystemExit) as exit_info:
+            main([*args, "--protocol", bad])
+        assert exit_info.value.code != 0 and message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(
+            [*args, "--protocol", "imagenet-c.mce=alexnet-15", "--protocol", "imagenet-c.mce=unnormalized-19"]
+        )
+    assert "twice" in capsys.readouterr().err
+    monkeypatch.undo()
+    with pytest.raises(
+        SystemExit
+    ):  # the demo suite's ImageNet-C has no such protocol: refused before any model loads
+        main([*args, "--protocol", "imagenet-c.preprocessing=squash"])
+    assert "unknown preprocessing protocol 'squash'" in capsys.readouterr().err

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from hf_vitrobust.corruptions import corrupt
+from hf_vitrobust.corruptions.digital import jpeg_round_trip
 from hf_vitrobust.corruptions.export import resize_and_crop, stable_sample_index
 from hf_vitrobust.corruptions.perturbations import TEST_PERTURBATIONS, perturbation_sequence
 from hf_vitrobust.data import (
@@ -153,7 +154,9 @@ def test_generated_imagenet_c_from_the_builtin_photos(manifest, photos):
     assert all(s.image.shape == (3, 224, 224) and s.metadata["generated"] is True for s in samples)
     coffee = resize_and_crop(photos["coffee.jpg"].image, 256, 224)
     expected = corrupt(coffee[None], "contrast", 3, seed=0, sample_ids=[stable_sample_index("coffee.jpg")])
-    assert torch.equal({s.sample_id: s.image for s in samples}["contrast/3/coffee.jpg"], expected[0])
+    # Then saved as the released files are (JPEG quality 85) and decoded.
+    released = jpeg_round_trip(expected, 85)[0]
+    assert torch.equal({s.sample_id: s.image for s in samples}["contrast/3/coffee.jpg"], released)
     assert source.describe()["clean"]["kind"] == "builtin-photos"
 
 

@@ -9,6 +9,7 @@ import torch
 from PIL import Image
 
 from hf_vitrobust.corruptions import STANDARD_CORRUPTIONS, corrupt
+from hf_vitrobust.corruptions.digital import jpeg_round_trip
 from hf_vitrobust.corruptions.export import load_image, resize_and_crop, stable_sample_index
 from hf_vitrobust.data.generated import GeneratedCorruptionSource
 from hf_vitrobust.data.samples import RawSample, Source
@@ -112,7 +113,8 @@ def test_images_are_the_reference_crop_corrupted_with_the_sample_seed(clean_rows
         expected = corrupt(
             crop[None], name, 4, seed=7, sample_ids=[stable_sample_index("n07920052/coffee.png")]
         )
-        assert torch.equal(by_id[f"{name}/4/n07920052/coffee.png"], expected[0])
+        # Saved as the released files are: JPEG quality 85 (make_imagenet_c.py), then decoded.
+        assert torch.equal(by_id[f"{name}/4/n07920052/coffee.png"], jpeg_round_trip(expected, 85)[0])
     # The noise follows the sample id: the same photo under two ids gets two noise patterns, contrast is the same.
     first, copy = "n02124075/chelsea.png", "n02124075/chelsea_copy.png"
     assert not torch.equal(by_id[f"gaussian_noise/4/{first}"], by_id[f"gaussian_noise/4/{copy}"])
@@ -141,7 +143,7 @@ def test_stable_sample_index_is_pinned():
 def test_cifar_sized_images_use_the_cifar_profile(tiny_photos):
     rows = [(image.permute(1, 2, 0).numpy(), k, f"row-{k:06d}") for k, image in enumerate(tiny_photos)]
     rows.append((np.zeros((16, 16, 3), dtype=np.uint8), 0, "row-too-small"))
-    _, source, samples = generated(rows, batch_size=2, resize=None, crop=None)
+    _, source, samples = generated(rows, batch_size=2, resize=None, crop=None, jpeg_quality=None)
     assert len(samples) == 3 * len(CORRUPTIONS) * len(SEVERITIES) and source.report.skipped == {
         "too_small": 1
     }

@@ -7,7 +7,6 @@ import json
 import math
 from html.parser import HTMLParser
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -15,6 +14,7 @@ import pytest
 import torch
 from probe_models import timm_cnn, transformers_vit
 
+from hf_vitrobust.data import get_benchmark
 from hf_vitrobust.evaluation.figures import write_figures
 from hf_vitrobust.evaluation.report import (
     load_results,
@@ -23,6 +23,7 @@ from hf_vitrobust.evaluation.report import (
     render_markdown,
     write_report,
 )
+from hf_vitrobust.evaluation.results import SCHEMA_VERSION
 from hf_vitrobust.evaluation.scoring import (
     background_metrics,
     corruption_metrics,
@@ -221,7 +222,7 @@ def results() -> dict:
         metrics[key] = {
             "imagenet-val": clean,
             "imagenet-c": corruption_metrics(
-                SimpleNamespace(name="imagenet-c"), corruption_frame(accuracy, rng), clean_frame
+                get_benchmark("imagenet-c"), corruption_frame(accuracy, rng), clean_frame
             ),
             "imagenet-a": {  # as the runner stores it: percent
                 "num_samples": 50,
@@ -366,7 +367,7 @@ def test_markdown_puts_models_side_by_side_with_the_right_numbers(report, result
     assert "| metric | tiny-vit | tiny-resnet18 |" in markdown
 
     imagenet_c = section(markdown, "## Benchmark: imagenet-c")
-    assert table_row(imagenet_c, "mCE (%, AlexNet-normalised)") == [
+    assert table_row(imagenet_c, "mCE (%, AlexNet-normalised: alexnet-15)") == [
         f"{vit['imagenet-c']['mce']:.2f}",
         f"{cnn['imagenet-c']['mce']:.2f}",
     ]
@@ -499,7 +500,7 @@ def test_merge_two_runs_disambiguates_a_shared_model_key(results, tmp_path):
 
 
 def test_bad_results_are_refused_naming_the_file(results, tmp_path):
-    newer = {**results, "schema_version": 2}
+    newer = {**results, "schema_version": SCHEMA_VERSION + 1}
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "results.json").write_text(json.dumps(newer))
     with pytest.raises(ValueError, match=r"new/results\.json.*newer"):
@@ -540,9 +541,7 @@ def test_partial_imagenet_c_is_flagged(results):
     )
     run = {
         **results,
-        "metrics": {
-            "tiny-vit": {"imagenet-c": corruption_metrics(SimpleNamespace(name="imagenet-c"), frame, None)}
-        },
+        "metrics": {"tiny-vit": {"imagenet-c": corruption_metrics(get_benchmark("imagenet-c"), frame, None)}},
     }
     run = {key: value for key, value in run.items() if key not in ("probes", "timing")}
     markdown = render_markdown([run], {})

@@ -120,7 +120,7 @@ def reference_run(suite_file, tmp_path_factory) -> tuple[Path, dict]:
 def test_one_process_run_writes_consistent_results(reference_run, suite_file):
     output, results = reference_run
     on_disk = json.loads((output / "results.json").read_text())
-    assert on_disk["schema"] == "hf_vitrobust.results" and on_disk["schema_version"] == 1
+    assert on_disk["schema"] == "hf_vitrobust.results" and on_disk["schema_version"] == 2
     assert on_disk["complete"] is True and on_disk["seed"] == 3
     _assert_close(results["metrics"], on_disk["metrics"])  # what evaluate() returns is what it wrote
     assert [m["spec"] for m in on_disk["models"]] == [MODEL]

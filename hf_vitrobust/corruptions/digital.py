@@ -125,13 +125,32 @@ def jpeg_compression(
     whatever the images' device (a GPU codec such as nvJPEG is not the reference's libjpeg).
     """
     quality = JPEG_QUALITY[profile][severity - 1]
-    levels = to_levels(images).to("cpu", torch.uint8)
+    decoded = jpeg_round_trip(to_levels(images).to(torch.uint8), quality)
+    return decoded.to(images.dtype) / 255.0
+
+
+def jpeg_round_trip(images: torch.Tensor, quality: int) -> torch.Tensor:
+    """uint8 RGB images (N, 3, H, W) -> the same images JPEG-encoded at `quality` and decoded again, uint8, on the
+    images' device.
+
+    The pixels are those of Pillow's `save(format="JPEG", quality=quality)` and a reload (tested equal, with and
+    without `optimize=True`, which changes only the Huffman tables): libjpeg through torchvision's batched list
+    API, on the CPU whatever the images' device (a GPU codec such as nvJPEG is not the reference's libjpeg). Used
+    by the `jpeg_compression` corruption and by the release encoding of generated ImageNet-C
+    (make_imagenet_c.py saves every corrupted image at quality 85).
+    """
+    if images.dtype != torch.uint8 or images.dim() != 4 or images.shape[1] != 3:
+        raise ValueError(f"Expected uint8 RGB images (N, 3, H, W), got {images.dtype} {tuple(images.shape)}.")
+    if isinstance(quality, bool) or not isinstance(quality, int) or not 1 <= quality <= 100:
+        raise ValueError(f"JPEG quality must be an integer in 1..100, got {quality!r}.")
+    if images.shape[0] == 0:
+        return images.clone()
     with warnings.catch_warnings():
         # torchvision 0.29 deprecates its image codecs in favour of TorchCodec; constraints.txt pins 0.29, whose
         # libjpeg codec is the one tested against the reference here. Revisit when the pin moves.
         warnings.filterwarnings(
             "ignore", message="The image decoding and encoding", category=DeprecationWarning
         )
-        encoded = encode_jpeg(list(levels.unbind(0)), quality=quality)
+        encoded = encode_jpeg(list(images.cpu().contiguous().unbind(0)), quality=quality)
         decoded = decode_jpeg(encoded, mode=ImageReadMode.RGB)
-    return torch.stack(decoded).to(images.device, images.dtype) / 255.0
+    return torch.stack(decoded).to(images.device)

@@ -8,12 +8,15 @@ engine picks its parameter tables by image size ("cifar" up to 32x32, else "imag
 
 Each image's random corruptions are seeded by `seed` and a stable 31-bit hash of its clean sample id
 (`stable_sample_index`), never by its position: a sample's corrupted image does not depend on the batch size, the
-order of the stream or the number of processes. The generated images are not the released JPEGs (no quality-85
-JPEG round trip, and a different random stream), and `describe()` says so.
+order of the stream or the number of processes. Like the released files, each corrupted ImageNet image is saved
+as JPEG at quality 85 (make_imagenet_c.py's `save(quality=85, optimize=True)`) and decoded again, in memory
+(`jpeg_quality=None` turns this off); CIFAR-C keeps the uint8 arrays, as make_cifar_c.py saves them. The random
+draws still differ from the released files', and `describe()` says so.
 
 ImageNet-P sequences (`GeneratedPerturbationSource`) follow the reference `ImageNet-P/create_p/make_imagenet_p.py`:
 the clean image is resized to shorter side 256 and `perturbation_sequence` makes the frames (224 centre crops), with
-the same per-sample seeding; the frames are not MP4-compressed as the released videos are.
+the same per-sample seeding; the frames are not MP4-compressed as the released videos are (libx264, `-crf 20
+-preset veryslow`, `-tune grain` for the noise types): the difference is recorded in `describe()`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,14 @@ import torch
 from .. import __version__
 from ..corruptions import STANDARD_CORRUPTIONS, corrupt, get_corruption
 from ..corruptions.base import SEVERITIES, check_severity
-from ..corruptions.export import IMAGENET_C_CROP, IMAGENET_C_RESIZE, resize_and_crop, stable_sample_index
+from ..corruptions.digital import jpeg_round_trip
+from ..corruptions.export import (
+    IMAGENET_C_CROP,
+    IMAGENET_C_JPEG_QUALITY,
+    IMAGENET_C_RESIZE,
+    resize_and_crop,
+    stable_sample_index,
+)
 from ..corruptions.perturbations import (
     DEFAULT_CROP,
     FRAME_COUNTS,
@@ -85,6 +95,9 @@ class GeneratedCorruptionSource(Source):
     corruptions: default the 15 standard ImageNet-C corruptions. severities: default 1..5.
     seed: seeds the random corruptions, with each clean sample id.
     resize, crop: the reference preprocessing (256, 224); None skips a step.
+    jpeg_quality: the JPEG round trip of the released files (85, pixel-equal to Pillow's save and reload); None
+        keeps the corrupted images as computed (the "in-memory" ImageNet-C of the imagenet-testbed, which scores
+        higher than the released files).
 
     Sample ids are "<corruption>/<severity>/<clean sample id>"; metadata is the clean sample's plus "corruption",
     "severity" and "generated": True.
@@ -99,6 +112,7 @@ class GeneratedCorruptionSource(Source):
         batch_size: int = 32,
         resize: int | None = IMAGENET_C_RESIZE,
         crop: int | None = IMAGENET_C_CROP,
+        jpeg_quality: int | None = IMAGENET_C_JPEG_QUALITY,
     ) -> None:
         super().__init__()
         self.clean = clean
@@ -119,10 +133,17 @@ class GeneratedCorruptionSource(Source):
             raise ValueError(
                 f"crop {crop} is smaller than the {self.min_size} pixels these corruptions need."
             )
+        if jpeg_quality is not None and (
+            isinstance(jpeg_quality, bool)
+            or not isinstance(jpeg_quality, int)
+            or not 1 <= jpeg_quality <= 100
+        ):
+            raise ValueError(f"jpeg_quality must be None or an integer in 1..100, got {jpeg_quality!r}.")
         self.seed = seed
         self.batch_size = batch_size
         self.resize = resize
         self.crop = crop
+        self.jpeg_quality = jpeg_quality
 
     def validate(self) -> None:
         self.clean.validate()
@@ -136,6 +157,9 @@ class GeneratedCorruptionSource(Source):
             lambda image: resize_and_crop(image, self.resize, self.crop),
         )
 
+    def _encode_as_released(self, images: torch.Tensor) -> torch.Tensor:
+        return images if self.jpeg_quality is None else jpeg_round_trip(images, self.jpeg_quality)
+
     def raw_samples(self) -> Iterator[RawSample]:
         for batch in self._batches():
             # Images of one size are corrupted together (all of them, once cropped).
@@ -146,8 +170,10 @@ class GeneratedCorruptionSource(Source):
                     corrupted: list[torch.Tensor | None] = [None] * len(batch)
                     for positions in groups:
                         pixels = torch.stack([batch[p][1] for p in positions])
-                        outputs = corrupt(
-                            pixels, name, severity, seed=self.seed, sample_ids=[ids[p] for p in positions]
+                        outputs = self._encode_as_released(
+                            corrupt(
+                                pixels, name, severity, seed=self.seed, sample_ids=[ids[p] for p in positions]
+                            )
                         )
                         for p, output in zip(positions, outputs, strict=True):
                             corrupted[p] = output
@@ -171,7 +197,12 @@ class GeneratedCorruptionSource(Source):
             "location": clean.get("location"),
             "revision": clean.get("revision"),
             "generated": True,
-            "note": "corrupted on the fly from the clean source, not the released ImageNet-C/CIFAR-C files",
+            "note": "corrupted on the fly from the clean source, not the released ImageNet-C/CIFAR-C files"
+            + (
+                f" (each image saved as JPEG quality {self.jpeg_quality} and decoded again, as the release's)"
+                if self.jpeg_quality is not None
+                else " (no JPEG round trip)"
+            ),
             "clean": clean,
             "corruptions": list(self.corruptions),
             "severities": list(self.severities),
@@ -179,6 +210,7 @@ class GeneratedCorruptionSource(Source):
             "sample_seed": "seed + BLAKE2b-31 of the clean sample id (hf_vitrobust.corruptions.export)",
             "resize": self.resize,
             "crop": self.crop,
+            "release_encoding": "none" if self.jpeg_quality is None else f"jpeg-{self.jpeg_quality}",
             "profile": "by image size: cifar up to 32x32, else imagenet",
             "engine": f"hf_vitrobust.corruptions {__version__}",
         }
@@ -295,7 +327,8 @@ class GeneratedPerturbationSource(Source):
             "revision": clean.get("revision"),
             "generated": True,
             "note": "perturbation sequences made on the fly from the clean source, not the released ImageNet-P "
-            "videos (no MP4 compression)",
+            "videos: no MP4 compression (make_imagenet_p.py encodes with libx264 -crf 20 -preset veryslow, "
+            "-tune grain for the noise sequences)",
             "clean": clean,
             "perturbations": list(self.perturbations),
             "difficulty": self.difficulty,

@@ -83,6 +83,10 @@ class Benchmark:
         folder, as for ImageNet-P and ImageNet-9).
     folder_layout / folder_labels: how `ImageFolderSource` reads the official release (None: no image folder).
     generated_from: the clean benchmark that "generated:" corrupts (or, for ImageNet-P, perturbs) on the fly.
+    released_size: the side of the images as released, already cropped, where the official evaluation reads them
+        without resizing (ImageNet-C and ImageNet-P: 224, ImageNet-C/test.py `CenterCrop(224)`; ImageNet-9: 224,
+        backgrounds_challenge `ToTensor()`; CIFAR and CIFAR-C: 32, AugMix cifar.py `ToTensor()`); None where the
+        images come in any size and each model's own transform resizes them.
     """
 
     name: str
@@ -100,6 +104,7 @@ class Benchmark:
     folder_labels: str = "wnid"
     generated_from: str | None = None
     generated_default: str | None = None
+    released_size: int | None = None
 
     @property
     def num_classes(self) -> int:
@@ -153,6 +158,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             severities=(1, 2, 3, 4, 5),
             folder_layout="corruption_severity",
             generated_from="imagenet-val",
+            released_size=224,
         ),
         _imagenet(
             "imagenet-p",
@@ -162,6 +168,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             variants=_perturbation_names(),
             folder_layout=None,
             generated_from="imagenet-val",
+            released_size=224,
         ),
         _imagenet(
             "imagenet-a",
@@ -199,6 +206,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             variants=IMAGENET_9_VARIANTS,
             folder_layout="imagenet_9",
             folder_labels="imagenet_9",
+            released_size=224,
         ),
         _imagenet(
             "imagenet-sketch",
@@ -219,6 +227,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             folder_layout="corruption_severity",
             folder_labels="names",
             generated_from="cifar10",
+            released_size=32,
         ),
         Benchmark(
             name="cifar100-c",
@@ -232,6 +241,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             folder_layout="corruption_severity",
             folder_labels="names",
             generated_from="cifar100",
+            released_size=32,
         ),
         Benchmark(
             name="cifar10",
@@ -242,6 +252,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             hub_sources=("uoft-cs/cifar10",),
             splits=("train", "test"),
             folder_labels="names",
+            released_size=32,
         ),
         Benchmark(
             name="cifar100",
@@ -252,6 +263,7 @@ BENCHMARKS: dict[str, Benchmark] = {
             hub_sources=("uoft-cs/cifar100",),
             splits=("train", "test"),
             folder_labels="names",
+            released_size=32,
         ),
     )
 }
@@ -413,12 +425,15 @@ def resolve_source(
     difficulty: int | None = None,
     seed: int = 0,
     unavailable: str = "error",
+    release_encoding: bool = True,
 ) -> Source:
     """The `Source` a user's source string names for `benchmark` (see the module docstring for the forms).
 
     For "generated:" ImageNet-P, `variant` (or `corruptions`) names the perturbations (default the 10 test ones)
     and `difficulty` (default 1) the difficulty. `unavailable`: "error" or "skip" for the corruption/severity parts
-    a Hub family is not known to publish (see `HubSource`)."""
+    a Hub family is not known to publish (see `HubSource`). `release_encoding`: "generated:" ImageNet-C is saved
+    and reloaded as JPEG quality 85, as the released files were (False: kept as computed); CIFAR-C has no such
+    step (its release is uint8 arrays)."""
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
     spec = os.fspath(spec)
     variants = [variant] if isinstance(variant, str) else (list(variant) if variant is not None else None)
@@ -440,8 +455,11 @@ def resolve_source(
                 difficulty=1 if difficulty is None else difficulty,
                 seed=seed,
             )
-        # CIFAR keeps its 32x32 images; ImageNet takes the reference's resize-256/crop-224 default.
-        sizes = {"resize": None, "crop": None} if bench.label_space.startswith("cifar") else {}
+        # CIFAR keeps its 32x32 images, as arrays; ImageNet takes the reference's resize-256/crop-224 and JPEG-85.
+        if bench.label_space.startswith("cifar"):
+            sizes: dict[str, Any] = {"resize": None, "crop": None, "jpeg_quality": None}
+        else:
+            sizes = {} if release_encoding else {"jpeg_quality": None}
         return GeneratedCorruptionSource(
             clean, corruptions=corruptions, severities=severities, seed=seed, **sizes
         )
@@ -532,6 +550,7 @@ def load_benchmark(
     difficulty: int | None = None,
     seed: int = 0,
     unavailable: str = "error",
+    release_encoding: bool = True,
 ) -> Source:
     """A streaming `Source` of benchmark `name`.
 
@@ -545,6 +564,8 @@ def load_benchmark(
     seed: seeds "generated:" corruptions.
     unavailable: "error" (default) or "skip": what to do with requested corruption/severity parts that a Hub
         family is not known to publish ("skip" leaves them out and records them in `describe()["unavailable"]`).
+    release_encoding: "generated:" ImageNet-C only: save and reload every corrupted image as JPEG quality 85, as
+        the released files were (default); False keeps them as computed.
     limit: at most this many samples: the first `limit` rows/files handed to the decoder, in order (one that
         fails to decode still uses its place, so positions do not depend on what decodes).
     """
@@ -581,6 +602,7 @@ def load_benchmark(
             difficulty=difficulty,
             seed=seed,
             unavailable=unavailable,
+            release_encoding=release_encoding,
         )
     if bench.name == "imagenet-o":
         half = None

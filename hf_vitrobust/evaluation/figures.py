@@ -150,7 +150,7 @@ def metric_kind(metrics: Mapping[str, Any]) -> str:
         return "background"
     if (
         "top1" in metrics
-        and ("num_classes" in metrics or "protocol" in metrics)
+        and ("num_classes" in metrics or "class_mask" in metrics or "protocol" in metrics)
         and "calibration" not in metrics
     ):
         return "masked"

@@ -46,6 +46,7 @@ from .figures import (
     unique_model_keys,
     write_figures,
 )
+from .protocols import CLASS_MASK_PROTOCOLS
 from .results import check_schema
 
 RESULTS_FILE = "results.json"
@@ -448,6 +449,69 @@ def _data_sources(results: Sequence[Mapping[str, Any]]) -> list[Block]:
     return [Heading(2, "Data sources"), Table(headers, rows, numeric=False)]
 
 
+def _schema_1_masked_top1(metrics: Mapping[str, Any], field: str = "top1") -> str:
+    """ImageNet-A/R top-k of a run that recorded one class mask only (schema 1: the 200-class argmax)."""
+    return MISSING if "protocols" in metrics else fmt_percent(masked_top1_percent(metrics, field))
+
+
+def _protocol_text(record: Mapping[str, Any]) -> str:
+    parts = [
+        f"{part}: {record[part]}" for part in ("class_mask", "mce", "release_encoding") if record.get(part)
+    ]
+    for key in ("score", "baseline"):
+        if record.get(key):
+            parts.append(f"{key}: {record[key]}")
+    return "; ".join(parts) or MISSING
+
+
+def _protocols(results: Sequence[Mapping[str, Any]]) -> list[Block]:
+    """Which protocol each benchmark ran under, per model (docs/protocols.md); schema-1 runs recorded none."""
+    runs = run_names(results)
+    rows, old = [], []
+    for run, result in zip(runs, results, strict=True):
+        if int(result.get("schema_version") or 1) < 2:
+            old.append(run)
+            continue
+        for name, bench in (result.get("benchmarks") or {}).items():
+            record = bench.get("protocol") or {}
+            for model, given in (record.get("models") or {}).items():
+                size = given.get("input_size")
+                applied = str(given.get("applied") or MISSING)
+                if given.get("requested") and given.get("requested") != applied:
+                    applied += f" (asked: {given['requested']})"
+                row = [
+                    name,
+                    model,
+                    applied,
+                    "×".join(map(str, size)) if size else MISSING,
+                    _protocol_text(record),
+                    str(given.get("note") or ""),
+                ]
+                rows.append(([run] if len(results) > 1 else []) + row)
+    blocks: list[Block] = []
+    if rows or old:
+        blocks.append(Heading(2, "Protocols"))
+    if rows:
+        headers = (["run"] if len(results) > 1 else []) + [
+            "benchmark",
+            "model",
+            "preprocessing",
+            "input",
+            "scoring",
+            "note",
+        ]
+        blocks.append(Table(headers, rows, numeric=False))
+    if old:
+        blocks.append(
+            Paragraph(
+                f"{', '.join(old)}: results schema 1, which recorded no protocol. Such runs fed ImageNet-C, -P, -9 "
+                "and CIFAR through each model's own resize and crop (not as released), scored ImageNet-A/R with "
+                "the 200-class argmax and generated ImageNet-C without the release's JPEG step."
+            )
+        )
+    return blocks
+
+
 def _models(views: Sequence[ModelView], results: Sequence[Mapping[str, Any]]) -> list[Block]:
     runs = run_names(results)
     rows = []
@@ -482,11 +546,16 @@ def _summary(views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequ
             rows.append((f"{bench} top-1 (%)", at(_pct("top1"))))
             rows.append((f"{bench} ECE (%)", at(_pct("calibration", "ece", scale=100))))
         elif kind == "corruption":
-            rows.append((f"{bench} mCE (%, lower is better)", at(_pct("mce"))))
+            rows.append((f"{bench} mCE (%, lower is better; alexnet-15)", at(_pct("mce"))))
+            rows.append(
+                (f"{bench} mCE (%, unnormalized-19)", at(_pct("protocols", "unnormalized-19", "mce")))
+            )
             rows.append((f"{bench} mean top-1 (%)", at(lambda m: fmt_percent(_mean_top1(m)))))
             rows.append((f"{bench} severity-5 mean top-1 (%)", at(lambda m: fmt_percent(_severity5_mean(m)))))
         elif kind == "masked":
-            rows.append((f"{bench} top-1 (%)", at(lambda m: fmt_percent(masked_top1_percent(m)))))
+            for mask in CLASS_MASK_PROTOCOLS:
+                rows.append((f"{bench} top-1 (%, {mask})", at(_pct("protocols", mask, "top1"))))
+            rows.append((f"{bench} top-1 (%)", at(_schema_1_masked_top1)))
         elif kind == "ood":
             rows.append((f"{bench} AUPR (%)", at(_pct("aupr", scale=100))))
         elif kind == "perturbation":
@@ -553,7 +622,17 @@ def _corruption_section(bench: str, views: Sequence[ModelView], figures: Mapping
         return v.metrics.get(bench) if metric_kind(v.metrics.get(bench, {})) == "corruption" else None
 
     rows: list[Row] = [
-        ("mCE (%, AlexNet-normalised)", _pct("mce")),
+        ("mCE (%, AlexNet-normalised: alexnet-15)", _pct("mce")),
+        (
+            "mCE (%, unnormalised mean over every corruption present: unnormalized-19)",
+            _pct("protocols", "unnormalized-19", "mce"),
+        ),
+        (
+            "corruptions absent from unnormalized-19",
+            lambda m: (
+                ", ".join(_get("protocols", "unnormalized-19", "absent_corruptions")(m) or []) or MISSING
+            ),
+        ),
         ("relative mCE (%)", _pct("relative_mce")),
         ("unnormalised mCE (%)", _pct("unnormalized_mce")),
         ("mean corruption accuracy, standard corruptions (%)", _pct("mean_corruption_accuracy")),
@@ -651,8 +730,14 @@ def _simple_section(bench: str, kind: str, views: Sequence[ModelView]) -> list[B
     rows: list[Row]
     if kind == "masked":
         rows = [
-            ("top-1 (%, within the set's classes)", lambda m: fmt_percent(masked_top1_percent(m))),
-            ("top-5 (%)", lambda m: fmt_percent(masked_top1_percent(m, "top5"))),
+            (f"{part} (%, {mask}: {meaning})", _pct("protocols", mask, part))
+            for mask, meaning in CLASS_MASK_PROTOCOLS.items()
+            for part in ("top1", "top5")
+        ]
+        rows += [
+            ("headline class mask", lambda m: str(m.get("class_mask") or MISSING)),
+            ("top-1 (%, within the set's classes)", _schema_1_masked_top1),
+            ("top-5 (%, within the set's classes)", lambda m: _schema_1_masked_top1(m, "top5")),
             ("classes", lambda m: fmt_count(m.get("num_classes"))),
             ("samples", lambda m: fmt_count(m.get("num_samples"))),
         ]
@@ -762,6 +847,7 @@ def build_document(results: Sequence[Mapping[str, Any]], figures: Mapping[str, s
     blocks: list[Block] = _header(merged)
     blocks += _summary(views, benchmarks, probes)
     blocks += _data_sources(merged)
+    blocks += _protocols(merged)
     blocks += _models(views, merged)
     blocks += _benchmark_sections(benchmarks, views, figures)
     blocks += _probe_sections(probes, views, figures)

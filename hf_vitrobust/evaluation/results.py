@@ -2,14 +2,20 @@
 """results.json: what a run computed and everything needed to trust, reproduce and recompute it.
 
 The schema is versioned ("hf_vitrobust.results", `SCHEMA_VERSION`); a reader refuses a newer version instead of
-misreading it. Top-level keys:
+misreading it. Version 2 records each benchmark's evaluation protocol (`benchmarks.<name>.protocol`) and names the
+protocol in the summary's headlines where there is a choice; version 1 runs fed the pre-cropped benchmarks through
+each model's own resize and crop and recorded no protocol: reports still read them (and say so), `--resume`
+refuses to continue them. Top-level keys:
 
 - schema, schema_version, created (ISO-8601 UTC), hf_vitrobust_version, complete (False while a run is underway);
 - suite (the suite's full definition), seed, settings (limit, batch size, precision, compile, workers,
   processes, chunk size, device), environment (Python, platform, library versions, devices);
 - models: [{key, spec, name, kind, num_classes, input_size, num_parameters}];
 - benchmarks: {name: {task, label_space, source (the source's provenance), generated (True for ImageNet-C/-P
-  corrupted on the fly, False for the released files), num_samples, skipped (counts, reasons, examples), options}};
+  corrupted on the fly, False for the released files), num_samples, skipped (counts, reasons, examples), options,
+  protocol: {the parts of `hf_vitrobust.evaluation.protocols` (preprocessing, class_mask, mce, release_encoding),
+  meaning, released_size, class_subset, score, baseline, models: {model key: the preprocessing that ran, its
+  input size, and why it differs from the one requested}}}};
 - metrics: {model key: {benchmark: metric dict}}; probes: {model key: {probe: merged probe dict}};
 - predictions: {model key: {benchmark: relative path of the per-sample parquet}}; figures: {name: relative path};
 - timing: {model key: {benchmark or "probe:<name>": seconds}}; summary: {model key: {headline: value}}.
@@ -30,7 +36,7 @@ import torch
 from ..probes.base import json_safe
 
 SCHEMA = "hf_vitrobust.results"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _LIBRARIES = ("torch", "torchvision", "transformers", "timm", "accelerate", "datasets", "evaluate", "numpy")
 

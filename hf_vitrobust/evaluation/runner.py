@@ -42,6 +42,7 @@ from ..models.classifier import Classifier, load_classifier
 from .distributed import ProcessGroup, process_group
 from .predictions import chunk_skips, empty_columns, keeps_logits, prediction_rows, to_table
 from .probe_tasks import ProbeNotApplicable, get_probe_task, select_images
+from .protocols import ModelInput, benchmark_protocol, model_input, protocol_record
 from .results import SCHEMA, SCHEMA_VERSION, environment, json_safe, model_key, utc_now
 from .scoring import benchmark_metrics, headline
 from .store import ChunkStore, load_tensors, save_tensors_atomic, write_json_atomic, write_parquet_atomic
@@ -69,7 +70,9 @@ LABEL_SPACE_CLASSES = {"imagenet-1k": 1000, "imagenet-9": 1000, "cifar10": 10, "
 CLEAN_OF = {"imagenet-c": "imagenet-val", "cifar10-c": "cifar10", "cifar100-c": "cifar100"}
 
 #: Run settings that change results: a resumed run must use the same ones.
-_RESULT_SETTINGS = ("models", "suite", "data", "limit", "seed", "precision", "chunk_size")
+_RESULT_SETTINGS = (
+    "models", "suite", "data", "limit", "seed", "precision", "chunk_size", "protocols", "schema_version",
+)  # fmt: skip
 
 
 @dataclass
@@ -79,11 +82,14 @@ class EvaluationConfig:
     data: benchmark name -> source string (Hub id, local path, "generated:<clean source>", "builtin"), overriding
         the suite's. limit: at most this many images per benchmark (clean images for generated ImageNet-C/-P, per
         half for ImageNet-O). precision: autocast dtype of the benchmark passes (probes run in float32).
+    protocols: benchmark name -> {protocol part: name} (`hf_vitrobust.evaluation.protocols`), over the suite's
+        choices, e.g. {"imagenet-c": {"preprocessing": "native-resize"}}.
     """
 
     models: Sequence[str] = ()
     suite: str = "demo"
     data: Mapping[str, str] = field(default_factory=dict)
+    protocols: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     limit: int | None = None
     batch_size: int | None = None
     precision: str = "fp32"
@@ -117,6 +123,7 @@ class _ModelEntry:
     spec: str
     classifier: Classifier
     skipped: dict[str, str] = field(default_factory=dict)  # benchmark -> why this model is not scored on it
+    inputs: dict[str, ModelInput] = field(default_factory=dict)  # benchmark -> how the model reads it
 
     def describe(self) -> dict[str, Any]:
         module = self.classifier.module
@@ -131,12 +138,19 @@ class _ModelEntry:
         }
 
 
-def open_benchmark(spec: BenchmarkSpec, source: str | None, seed: int) -> Source:
+def open_benchmark(
+    spec: BenchmarkSpec, source: str | None, seed: int, protocol: Mapping[str, str] | None = None
+) -> Source:
     """The source of one benchmark of a suite (not yet validated): `source` (from --data or the suite), else the
     benchmark's default. The default may not publish every part a suite asks for (the 4 extra ImageNet-C
-    corruptions): those are left out and recorded in its description; a source the user names must hold them all."""
+    corruptions): those are left out and recorded in its description; a source the user names must hold them all.
+    `protocol`'s release_encoding ("jpeg-85" or "none") sets the encoding of generated ImageNet-C."""
     missing = "skip" if source is None else "error"
-    return load_benchmark(spec.name, source, seed=seed, unavailable=missing, **spec.options)
+    encoding = (protocol or {}).get("release_encoding", "jpeg-85")
+    options = dict(spec.options)
+    if spec.name == "imagenet-c":
+        options["release_encoding"] = encoding == "jpeg-85"
+    return load_benchmark(spec.name, source, seed=seed, unavailable=missing, **options)
 
 
 class Runner:
@@ -183,6 +197,24 @@ class Runner:
         self.work = self.output / ".work"
         self.group: ProcessGroup = process_group(config.device)
         self.benchmarks: dict[str, Benchmark] = {s.name: get_benchmark(s.name) for s in self.suite.benchmarks}
+        for name in config.protocols:
+            if name not in suite_benchmarks:
+                raise EvaluationError(
+                    f"--protocol {name}.…: the suite {self.suite.name!r} has no benchmark {name!r} (its "
+                    f"benchmarks: {', '.join(suite_benchmarks)})." + _close_matches(name, suite_benchmarks)
+                )
+        try:
+            self.protocols: dict[str, dict[str, str]] = {
+                spec.name: benchmark_protocol(
+                    self.benchmarks[spec.name],
+                    spec.protocol,
+                    dict(config.protocols.get(spec.name, {})),
+                    where=f"--protocol {spec.name}",
+                )
+                for spec in self.suite.benchmarks
+            }
+        except ValueError as error:
+            raise EvaluationError(str(error)) from error
         self.unavailable: dict[str, str] = {}  # optional benchmarks without a source -> why
         self.settings = {
             "models": specs,
@@ -192,6 +224,8 @@ class Runner:
             "seed": self.seed,
             "precision": config.precision,
             "chunk_size": self.chunk_size,
+            "protocols": self.protocols,
+            "schema_version": SCHEMA_VERSION,
             "batch_size": self.batch_size,
             "compile": config.compile,
             "num_workers": config.num_workers,
@@ -215,7 +249,7 @@ class Runner:
                 continue
             limit = self.config.limit if self.config.limit is not None else spec.limit
             try:
-                resolved = open_benchmark(spec, source, self.seed)
+                resolved = open_benchmark(spec, source, self.seed, self.protocols[spec.name])
                 resolved.validate()
             except (ValueError, FileNotFoundError, OSError) as error:
                 raise EvaluationError(f"{spec.name}: cannot read source {source!r}: {error}") from error
@@ -259,7 +293,16 @@ class Runner:
             for name, message in skipped.items():
                 if name not in self.unavailable:
                     logger.warning("%s: skipping %s.", message, name)
-            entries.append(_ModelEntry(model_key(spec, [e.key for e in entries]), spec, classifier, skipped))
+            inputs = {}
+            for name, benchmark in self.benchmarks.items():
+                if name in skipped:
+                    continue
+                try:
+                    inputs[name] = model_input(benchmark, self.protocols[name]["preprocessing"], classifier)
+                except ValueError as error:
+                    raise EvaluationError(f"{name}: {error}") from error
+            key = model_key(spec, [e.key for e in entries])
+            entries.append(_ModelEntry(key, spec, classifier, skipped, inputs))
         return entries
 
     def _prepare_folder(self) -> None:
@@ -272,6 +315,14 @@ class Runner:
                     raise EvaluationError(
                         f"{self.output} holds an earlier run: pass --resume to continue it, or choose another "
                         "--output folder."
+                    )
+                if previous.get("schema_version", 1) != SCHEMA_VERSION:
+                    raise EvaluationError(
+                        f"{self.output} was started by an hf_vitrobust that wrote results schema version "
+                        f"{previous.get('schema_version', 1)}, which fed the pre-cropped benchmarks (ImageNet-C, "
+                        "-P, -9, CIFAR) through each model's resize and crop and recorded no protocols: its "
+                        f"predictions cannot be continued under schema {SCHEMA_VERSION}. Start a new --output "
+                        "(`vitrobust report` still reads the old folder)."
                     )
                 changed = [k for k in _RESULT_SETTINGS if previous.get(k) != recorded[k]]
                 if changed:
@@ -317,13 +368,14 @@ class Runner:
         )
 
     def _run_stream(self, entry: _ModelEntry, name: str, plan: StreamPlan, model: torch.nn.Module) -> None:
-        """This rank's chunks of one benchmark -> chunk parquet files; then the stream's length is recorded."""
+        """This rank's chunks of one benchmark -> chunk parquet files; then the stream's length is recorded. `model`
+        reads the benchmark under its protocol (`entry.inputs[name]`)."""
         store = ChunkStore(self.work / entry.key / "benchmarks" / name, "parquet")
         done = store.done_indices()
         keep_logits = keeps_logits(plan.benchmark, plan.generated is not None)
         dataset = ChunkDataset(
             plan,
-            entry.classifier.preprocessing,
+            entry.inputs[name].classifier.preprocessing,
             lambda index: self.group.owns(index) and index not in done,
         )
         loader = DataLoader(
@@ -428,9 +480,9 @@ class Runner:
     def _run_probes(
         self, entry: _ModelEntry, plans: dict[str, StreamPlan], selections: dict[str, list[int]]
     ) -> dict[str, Any]:
-        """Every probe of the suite on its selected images: this rank's chunks, then (rank 0) the merge."""
+        """Every probe of the suite on its selected images: this rank's chunks, then (rank 0) the merge. A probe sees
+        its benchmark's images as the benchmark's protocol feeds them to the model (`entry.inputs`)."""
         skipped: dict[str, Any] = {}
-        classifier = entry.classifier
         jobs = []  # (spec, task, chunks of positions, their store, this rank's chunks still to do)
         for spec in self.suite.probes:
             task = get_probe_task(spec.name)
@@ -438,7 +490,7 @@ class Runner:
                 skipped[spec.name] = {"skipped": entry.skipped[spec.benchmark], "benchmark": spec.benchmark}
                 continue
             try:
-                task.check_applicable(classifier, spec.params)
+                task.check_applicable(entry.inputs[spec.benchmark].classifier, spec.params)
             except ProbeNotApplicable as reason:
                 skipped[spec.name] = {"skipped": str(reason), "benchmark": spec.benchmark}
                 continue
@@ -455,9 +507,11 @@ class Runner:
             for index in mine:
                 needed.setdefault(spec.benchmark, set()).update(chunks[index])
         inputs = {
-            name: self._probe_inputs(plans[name], classifier, wanted) for name, wanted in needed.items()
+            name: self._probe_inputs(plans[name], entry.inputs[name].classifier, wanted)
+            for name, wanted in needed.items()
         }
         for spec, task, chunks, store, mine in jobs:
+            classifier = entry.inputs[spec.benchmark].classifier
             with self._progress(f"{entry.key} probe {spec.name}", len(chunks), unit="chunk") as bar:
                 for index in mine:
                     rows = [inputs[spec.benchmark][p] for p in chunks[index] if p in inputs[spec.benchmark]]
@@ -516,9 +570,10 @@ class Runner:
             # channels-last convolutions are up to 2x faster on CPUs and GPUs (as timm's validate.py
             # --channels-last); attention layers are unaffected.
             entry.classifier.to(memory_format=torch.channels_last)
-            model: torch.nn.Module = entry.classifier
-            if self.config.compile:
-                model = torch.compile(entry.classifier)
+            models_by_benchmark: dict[str, torch.nn.Module] = {
+                name: torch.compile(given.classifier) if self.config.compile else given.classifier
+                for name, given in entry.inputs.items()
+            }
             frames: dict[str, pd.DataFrame] = {}
             timing: dict[str, float] = {}
             metrics: dict[str, Any] = {}
@@ -529,12 +584,16 @@ class Runner:
                 if name in entry.skipped:
                     continue
                 begin = time.perf_counter()
-                self._run_stream(entry, name, plan, model)
+                self._run_stream(entry, name, plan, models_by_benchmark[name])
                 self.group.barrier()
                 if self.group.is_main:
                     frame, report, num_items = self._merge_stream(entry, name)
                     frames[name] = frame
                     source = plan.source.describe()
+                    record = results["benchmarks"].get(name, {}).get("protocol") or protocol_record(
+                        plan.benchmark, self.protocols[name], source
+                    )
+                    record.setdefault("models", {})[entry.key] = entry.inputs[name].to_dict()
                     results["benchmarks"][name] = {
                         "task": plan.benchmark.task,
                         "label_space": plan.benchmark.label_space,
@@ -544,6 +603,7 @@ class Runner:
                         "num_source_items": num_items,
                         "skipped": report.to_dict(),
                         "options": json_safe(plan.options),
+                        "protocol": json_safe(record),
                     }
                     results["predictions"].setdefault(entry.key, {})[name] = (
                         f"predictions/{entry.key}/{name}.parquet"
@@ -556,8 +616,10 @@ class Runner:
                         # Generated corruptions of a subset (--limit): the clean error of the same images.
                         used = {sample_id.split("/", 2)[-1] for sample_id in frame["sample_id"]}
                         clean = clean[clean["sample_id"].isin(used)]
-                    metrics[name] = json_safe(benchmark_metrics(self.benchmarks[name], frame, clean))
-                    summary.update(headline(self.benchmarks[name], metrics[name]))
+                    protocol = self.protocols[name]
+                    computed = benchmark_metrics(self.benchmarks[name], frame, clean, protocol)
+                    metrics[name] = json_safe(computed)
+                    summary.update(headline(self.benchmarks[name], metrics[name], protocol))
             probe_started = time.perf_counter()
             probes = {}
             if self.suite.probes:

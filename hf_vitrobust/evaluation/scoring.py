@@ -21,6 +21,7 @@ from ..metrics import (
     mean_corruption_error,
     ood_detection_metrics,
 )
+from .protocols import default_protocol
 
 
 def _percent(value: float) -> float:
@@ -33,9 +34,22 @@ def _logits(frame: pd.DataFrame) -> np.ndarray | None:
     return np.stack(frame["logits"].to_numpy()).astype(np.float64)
 
 
-def classification_metrics(benchmark: Benchmark, frame: pd.DataFrame) -> dict[str, Any]:
-    """Top-1 / top-5 (percent) over the labelled samples, in the benchmark's protocol (ImageNet-A/R: logits cut to
-    their 200 classes before the argmax), and calibration where the logits were kept."""
+def _all_class_accuracy(labelled: pd.DataFrame, labels: np.ndarray) -> dict[str, float]:
+    top5 = np.stack(labelled["top5"].to_numpy())
+    return {
+        "top1": _percent(np.mean(labelled["prediction"].to_numpy() == labels)),
+        "top5": _percent(np.mean((top5 == labels[:, None]).any(axis=1))),
+    }
+
+
+def classification_metrics(
+    benchmark: Benchmark, frame: pd.DataFrame, protocol: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Top-1 / top-5 (percent) over the labelled samples, and calibration where the logits were kept.
+
+    ImageNet-A/R are scored under both class-mask protocols (`protocols`): "hendrycks-200", the argmax over their
+    200 classes, and "paul-chen-1000", the argmax over all 1000; `top1` / `top5` are those of `protocol`'s
+    class_mask (default hendrycks-200)."""
     labelled = frame[frame["label"] >= 0]
     if labelled.empty:
         return {"num_samples": 0, "note": "no labelled samples"}
@@ -43,28 +57,44 @@ def classification_metrics(benchmark: Benchmark, frame: pd.DataFrame) -> dict[st
     logits = _logits(labelled)
     result: dict[str, Any] = {"num_samples": len(labelled)}
     if benchmark.class_subset is not None:
+        chosen = (protocol or default_protocol(benchmark))["class_mask"]
         if logits is not None:
             masked = masked_accuracy(logits, labels, benchmark.class_subset.class_indices)
-            result["top1"] = _percent(masked.top1)
-            result["top5"] = None if masked.top5 is None else _percent(masked.top5)
+            subset = {
+                "top1": _percent(masked.top1),
+                "top5": None if masked.top5 is None else _percent(masked.top5),
+            }
         else:
-            result["top1"] = _percent(np.mean(labelled["subset_prediction"].to_numpy() == labels))
-        result["protocol"] = "logits cut to the benchmark's class subset before the argmax"
+            subset = {
+                "top1": _percent(np.mean(labelled["subset_prediction"].to_numpy() == labels)),
+                "top5": None,
+            }
+        result["protocols"] = {
+            "hendrycks-200": subset,
+            "paul-chen-1000": _all_class_accuracy(labelled, labels),
+        }
+        result["class_mask"] = chosen
+        result.update(result["protocols"][chosen])
         return result
-    top5 = np.stack(labelled["top5"].to_numpy())
-    result["top1"] = _percent(np.mean(labelled["prediction"].to_numpy() == labels))
-    result["top5"] = _percent(np.mean((top5 == labels[:, None]).any(axis=1)))
+    result.update(_all_class_accuracy(labelled, labels))
     if logits is not None and logits.shape[1] > int(labels.max()):
         result["calibration"] = calibration_metrics(logits, labels, from_logits=True).to_dict()
     return result
 
 
 def corruption_metrics(
-    benchmark: Benchmark, frame: pd.DataFrame, clean_predictions: pd.DataFrame | None
+    benchmark: Benchmark,
+    frame: pd.DataFrame,
+    clean_predictions: pd.DataFrame | None,
+    protocol: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """ImageNet-C (CIFAR-C): mCE and relative mCE (AlexNet-normalised, ImageNet-C only), the per-cell errors, and
     the figures of the papers: Paul & Chen's mean top-1 at severity 5 over every corruption present (Fig. 2) and
-    contrast at severity 5 (Fig. 3); Park & Kim's mean accuracy over all cells."""
+    contrast at severity 5 (Fig. 3); Park & Kim's mean accuracy over all cells.
+
+    ImageNet-C's mCE comes under both protocols (`protocols`): "alexnet-15" (the canonical mCE) and
+    "unnormalized-19" (ImageNet-C/test.py's printed mean over every corruption present, the extras included);
+    `mce_protocol` names the headline one."""
     labelled = frame[frame["label"] >= 0]
     predictions = labelled["prediction"].to_numpy()
     labels = labelled["label"].to_numpy()
@@ -82,11 +112,20 @@ def corruption_metrics(
                     "clean_predictions": clean_rows["prediction"].to_numpy(),
                     "clean_references": clean_rows["label"].to_numpy(),
                 }
-        result.update(
-            mean_corruption_error(
-                predictions, labels, corruptions, severities, allow_partial=True, **clean
-            ).to_dict()
-        )
+        computed = mean_corruption_error(
+            predictions, labels, corruptions, severities, allow_partial=True, **clean
+        ).to_dict()
+        result.update(computed)
+        absent = [name for name in benchmark.corruptions if name not in computed["unnormalized_corruptions"]]
+        result["protocols"] = {
+            "alexnet-15": {"mce": computed["mce"], "missing_cells": computed["missing_cells"]},
+            "unnormalized-19": {
+                "mce": computed["unnormalized_mce_all"],
+                "corruptions": computed["unnormalized_corruptions"],
+                "absent_corruptions": absent,
+            },
+        }
+        result["mce_protocol"] = (protocol or default_protocol(benchmark))["mce"]
     severity5 = {corruption: value for (corruption, severity), value in top1.items() if severity == 5}
     result["top1_by_cell"] = {f"{c}/{s}": value for (c, s), value in sorted(top1.items())}
     result["top1_by_corruption_s5"] = dict(sorted(severity5.items()))
@@ -131,10 +170,13 @@ def background_metrics(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def benchmark_metrics(
-    benchmark: Benchmark, frame: pd.DataFrame, clean_predictions: pd.DataFrame | None = None
+    benchmark: Benchmark,
+    frame: pd.DataFrame,
+    clean_predictions: pd.DataFrame | None = None,
+    protocol: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The metrics of `benchmark` from its predictions (`clean_predictions`: the matching clean benchmark's, for
-    ImageNet-C's relative mCE)."""
+    ImageNet-C's relative mCE), with the headline choices of `protocol` (default: the canonical protocol)."""
     if frame.empty:
         return {"num_samples": 0, "note": "no samples were evaluated"}
     if benchmark.task == "sequence":
@@ -144,13 +186,18 @@ def benchmark_metrics(
     if benchmark.task == "background":
         return background_metrics(frame)
     if benchmark.corruptions:
-        return corruption_metrics(benchmark, frame, clean_predictions)
-    return classification_metrics(benchmark, frame)
+        return corruption_metrics(benchmark, frame, clean_predictions, protocol)
+    return classification_metrics(benchmark, frame, protocol)
 
 
-def headline(benchmark: Benchmark, metrics: dict[str, Any]) -> dict[str, float | None]:
-    """The one or two numbers of a benchmark that go in the run's summary table."""
+def headline(
+    benchmark: Benchmark, metrics: dict[str, Any], protocol: dict[str, str] | None = None
+) -> dict[str, float | None]:
+    """The numbers of a benchmark that go in the run's summary table, named by protocol where there is a choice:
+    ImageNet-C's mCE under both of its protocols, the headline one first; ImageNet-A/R's top-1 under `protocol`'s
+    class mask."""
     name = benchmark.name
+    protocol = protocol or default_protocol(benchmark)
 
     def percent(value: float | None) -> float | None:
         return None if value is None else 100.0 * value
@@ -163,9 +210,15 @@ def headline(benchmark: Benchmark, metrics: dict[str, Any]) -> dict[str, float |
         return {f"{name} BG-gap (points)": percent(metrics.get("bg_gap"))}
     if benchmark.corruptions:
         values = {f"{name} mean top-1 %": metrics.get("mean_top1")}
-        if metrics.get("mce") is not None:
-            values[f"{name} mCE %"] = metrics.get("mce")
+        protocols = metrics.get("protocols") or {}
+        if name == "imagenet-c" and protocols:
+            first = protocol["mce"]
+            for chosen in (first, *(p for p in protocols if p != first)):
+                if protocols[chosen].get("mce") is not None:
+                    values[f"{name} mCE % ({chosen})"] = protocols[chosen]["mce"]
         return values
+    if benchmark.class_subset is not None and "class_mask" in protocol:
+        return {f"{name} top-1 % ({protocol['class_mask']})": metrics.get("top1")}
     return {f"{name} top-1 %": metrics.get("top1")}
 
 

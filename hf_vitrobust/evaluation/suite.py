@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import BENCHMARKS, IMAGENET_9_VARIANTS
+from .protocols import check_protocol
 
 SUITE_NAMES = ("paper", "mechanisms", "quick", "demo")
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -47,7 +48,7 @@ _OPTION_SCOPE: dict[str, tuple[str, ...] | None] = {
     "difficulty": ("imagenet-p",),
     "in_distribution": ("imagenet-o",),
 }
-_BENCHMARK_KEYS = ("source", "limit", "options", "report", "optional")
+_BENCHMARK_KEYS = ("source", "limit", "options", "report", "optional", "protocol")
 _PROBE_KEYS = ("benchmark", "num_images", "params")
 _SUITE_KEYS = (
     "name", "description", "citations", "batch_size", "seed", "chunk_size", "models", "benchmarks", "probes",
@@ -67,6 +68,8 @@ class BenchmarkSpec:
     keyword arguments, with shorthands expanded ("corruptions: all" -> the 19 names). report: free-form hints for
     the report (e.g. {"paper_figures": true}). optional: a benchmark that has no source (no Hub copy, none in the
     suite, no --data) is skipped and recorded as skipped instead of stopping the run before it starts.
+    protocol: the suite's choices of the benchmark's evaluation protocol (`hf_vitrobust.evaluation.protocols`: part
+    -> name, e.g. {"class_mask": "paul-chen-1000"}); the parts not given keep their canonical default.
     """
 
     name: str
@@ -75,6 +78,7 @@ class BenchmarkSpec:
     options: dict[str, Any] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
     optional: bool = False
+    protocol: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +87,7 @@ class BenchmarkSpec:
             "optional": self.optional,
             "options": _plain(self.options),
             "report": _plain(self.report),
+            "protocol": dict(self.protocol),
         }
 
 
@@ -317,6 +322,7 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
     optional = entry.get("optional", False)
     if not isinstance(optional, bool):
         raise ValueError(f"{where}: 'optional' must be true or false, got {optional!r}.")
+    protocol = check_protocol(BENCHMARKS[name], entry.get("protocol") or {}, f"{where}.protocol")
     return BenchmarkSpec(
         name=name,
         source=source,
@@ -324,6 +330,7 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
         options=_plain(checked),
         report=_plain(report),
         optional=optional,
+        protocol=protocol,
     )
 
 

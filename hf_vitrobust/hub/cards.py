@@ -31,9 +31,21 @@ _CLASSIFICATION_METRICS = (
     (("top1",), "accuracy", "Top-1 accuracy (%)"),
     (("top5",), "top_5_accuracy", "Top-5 accuracy (%)"),
     (("calibration", "ece"), "ece", "Expected calibration error (fraction, 15 bins)"),
+    # ImageNet-A/R: both class-mask protocols (docs/protocols.md); "top1" above is the run's headline one.
+    (
+        ("protocols", "hendrycks-200", "top1"),
+        "accuracy",
+        "Top-1 over the set's 200 classes (%, hendrycks-200)",
+    ),
+    (("protocols", "paul-chen-1000", "top1"), "accuracy", "Top-1 over all 1000 classes (%, paul-chen-1000)"),
 )
 _CORRUPTION_METRICS = (
     (("mce",), "mce", "mCE (%, AlexNet-normalised, lower is better)"),
+    (
+        ("protocols", "unnormalized-19", "mce"),
+        "mce",
+        "Unnormalised mean corruption error over every corruption (%, unnormalized-19, lower is better)",
+    ),
     (("relative_mce",), "relative_mce", "Relative mCE (%, lower is better)"),
     (("mean_top1",), "accuracy", "Mean top-1 over corruptions and severities (%)"),
     (("severity5_top1",), "accuracy_severity_5", "Mean top-1 at severity 5 (%)"),

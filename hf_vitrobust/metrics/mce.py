@@ -51,6 +51,9 @@ class CorruptionErrorResult:
     `errors[corruption][severity]` is the model's top-1 error of each cell; `ce` / `extra_ce` the AlexNet-normalised
     corruption error of each standard / extra corruption; `mce` their mean over the standard ones.
     `unnormalized_mce` and `mean_corruption_accuracy` (= 100 - it) weight the standard cells equally.
+    `unnormalized_mce_all` is what hendrycks/robustness ImageNet-C/test.py prints as "mCE (unnormalized by AlexNet
+    errors)" (and Paul & Chen's copy of it): the mean over every corruption present, standard and extra (all 19
+    in their runs), of its mean error over severities; `unnormalized_corruptions` lists the corruptions it covers.
     `missing_cells` lists the absent standard cells (and the absent severities of a present extra corruption) as
     "corruption/severity"; it is non-empty only with `allow_partial=True`, and then the means cover what is present.
     """
@@ -66,6 +69,8 @@ class CorruptionErrorResult:
     errors: dict[str, dict[int, float]]
     num_samples: int
     missing_cells: list[str] = field(default_factory=list)
+    unnormalized_mce_all: float | None = None
+    unnormalized_corruptions: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -215,6 +220,8 @@ def corruption_error_from_cells(
 
     standard_cells = [error[key] for key in error if key[0] in STANDARD_CORRUPTIONS]
     unnormalized = 100.0 * float(np.mean(standard_cells)) if standard_cells else None
+    covered = [name for name in STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS if name in present]
+    per_corruption = [np.mean([error[name, s] for s in SEVERITIES if (name, s) in error]) for name in covered]
     return CorruptionErrorResult(
         mce=json_float(np.mean(list(ce.values()))) if ce else None,
         relative_mce=json_float(np.mean(list(relative_ce.values()))) if relative_ce else None,
@@ -231,4 +238,6 @@ def corruption_error_from_cells(
         },
         num_samples=int(num_samples),
         missing_cells=missing,
+        unnormalized_mce_all=100.0 * float(np.mean(per_corruption)) if per_corruption else None,
+        unnormalized_corruptions=covered,
     )

@@ -110,6 +110,9 @@ class Preprocessing:
         crop_pct: the timm way to say the same: resize so that the crop keeps `crop_pct` of each side
             (shorter side to `floor(input / crop_pct)`, 224 / 0.875 -> 256). Exclusive with `resize_size`;
             with neither, the shorter side is resized to the input size (crop_pct 1.0).
+        crop_only: no resize at all, only the center crop to `input_size` (zero-padded where the image is
+            smaller, as torchvision's CenterCrop): how the reference scripts read images that were released
+            already cropped (ImageNet-C/test.py's `CenterCrop(224)`). Exclusive with `resize_size` and `crop_pct`.
         interpolation: a torchvision `InterpolationMode` value ("bilinear", "bicubic", ...).
         mean, std: per-channel normalisation of pixels in [0, 1], applied inside `Classifier.forward`.
 
@@ -127,12 +130,17 @@ class Preprocessing:
     interpolation: str = "bicubic"
     mean: tuple[float, float, float] = IMAGENET_DEFAULT_MEAN
     std: tuple[float, float, float] = IMAGENET_DEFAULT_STD
+    crop_only: bool = False
 
     def __post_init__(self) -> None:
         input_size = _pair(self.input_size, "input_size")
         object.__setattr__(self, "input_size", input_size)
         if self.resize_size is not None and self.crop_pct is not None:
             raise ValueError("Give either resize_size or crop_pct, not both.")
+        if not isinstance(self.crop_only, bool):
+            raise ValueError(f"crop_only must be True or False, got {self.crop_only!r}.")
+        if self.crop_only and (self.resize_size is not None or self.crop_pct is not None):
+            raise ValueError("crop_only means no resize: give neither resize_size nor crop_pct with it.")
         if isinstance(self.resize_size, int) and not isinstance(self.resize_size, bool):
             if self.resize_size < min(input_size):
                 raise ValueError(f"resize_size {self.resize_size} is smaller than input_size {input_size}.")
@@ -176,11 +184,15 @@ class Preprocessing:
             raise TypeError(f"Expected a PIL.Image.Image, got {type(image).__name__}.")
         image.load()
         converted, scale = _to_rgb_or_float(image)
-        resized = TF.resize(
-            converted,
-            self.resize_target(converted.height, converted.width),
-            interpolation=self.interpolation_mode,
-            antialias=True,
+        resized = (
+            converted
+            if self.crop_only
+            else TF.resize(
+                converted,
+                self.resize_target(converted.height, converted.width),
+                interpolation=self.interpolation_mode,
+                antialias=True,
+            )
         )
         cropped = TF.center_crop(resized, list(self.input_size))
         tensor = TF.pil_to_tensor(cropped)
@@ -438,7 +450,7 @@ class Classifier(nn.Module):
 
     def _normalize(self, pixels: torch.Tensor) -> torch.Tensor:
         self._check_pixels(pixels)
-        return ((pixels - self.mean) / self.std).to(self.dtype)
+        return self._normalize_unchecked(pixels)
 
     def _call(self, inputs: torch.Tensor, **flags: bool) -> Any:
         if self.kind == "transformers":
@@ -477,6 +489,51 @@ class Classifier(nn.Module):
             return num_classes
         with self._probing():
             return int(self(self._dummy_pixels()).shape[-1])
+
+    def accepts_input_size(self, input_size: tuple[int, int]) -> bool:
+        """Whether the wrapped model runs at `input_size` (one forward pass of a blank image, remembered): any size
+        for most CNNs, only its own for a ViT with fixed position embeddings."""
+        size = _pair(tuple(input_size) if not isinstance(input_size, int) else input_size, "input_size")
+        if size == self.input_size:
+            return True
+        known = self.__dict__.setdefault("_accepted_sizes", {})
+        if size not in known:
+            try:
+                with self._probing():
+                    logits = self._logits(
+                        self._call(
+                            self._normalize_unchecked(torch.zeros(1, 3, *size, device=self.mean.device))
+                        )
+                    )
+                known[size] = logits.shape[-1] == self.num_classes
+            except (ValueError, RuntimeError, AssertionError, TypeError, IndexError):
+                known[size] = False
+        return known[size]
+
+    def with_preprocessing(self, preprocessing: Preprocessing) -> "Classifier":
+        """A classifier on the same module (the same weights, not a copy) that reads images with `preprocessing`,
+        at its input size: how an evaluation protocol feeds, e.g., the 224-pixel ImageNet-C images to a model
+        whose own transform is 448 pixels (Paul & Chen's BiT-M runs). Raises ValueError when the model does not
+        run at that size or when `preprocessing` normalises differently (the normalisation belongs to the model).
+        """
+        if not isinstance(preprocessing, Preprocessing):
+            raise TypeError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}.")
+        if preprocessing == self.preprocessing:
+            return self
+        if (preprocessing.mean, preprocessing.std) != (self.preprocessing.mean, self.preprocessing.std):
+            raise ValueError(
+                f"{self.name}: a protocol may change the geometry of the input, not its normalisation "
+                f"(model mean/std {self.preprocessing.mean}/{self.preprocessing.std})."
+            )
+        if not self.accepts_input_size(preprocessing.input_size):
+            raise ValueError(
+                f"{self.name} does not run at {preprocessing.input_size[0]}x{preprocessing.input_size[1]} pixels "
+                f"(its input size is {self.input_size[0]}x{self.input_size[1]})."
+            )
+        return Classifier(self.module, preprocessing, id2label=self.id2label, name=self.name, spec=self.spec)
+
+    def _normalize_unchecked(self, pixels: torch.Tensor) -> torch.Tensor:
+        return ((pixels - self.mean) / self.std).to(self.dtype)
 
     def forward(self, pixels: torch.Tensor) -> torch.Tensor:
         """Float pixels in [0, 1], (N, 3, H, W) at `input_size` -> logits (N, num_classes)."""

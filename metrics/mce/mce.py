@@ -21,7 +21,9 @@ Args:
     allow_partial (`bool`, default False): compute over the cells present instead of raising on missing cells.
 Returns:
     mce, relative_mce, unnormalized_mce, mean_corruption_accuracy, clean_error (percent), ce, relative_ce, extra_ce
-    (per corruption), errors (per corruption and severity), num_samples, missing_cells, complete.
+    (per corruption), errors (per corruption and severity), num_samples, missing_cells, complete,
+    unnormalized_mce_all (ImageNet-C/test.py's printed mean over every corruption present, extras included) and
+    unnormalized_corruptions (the corruptions it covers).
 Examples:
     >>> mce = evaluate.load("metrics/mce")
     >>> mce.add_batch(predictions=[1, 2], references=[1, 3], corruptions=["fog", "fog"], severities=[1, 1])
