@@ -512,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BENCHMARK.PART=NAME",
         help="an evaluation protocol choice over the suite's (docs/protocols.md), e.g. "
         "imagenet-c.preprocessing=native-resize, imagenet-a.class_mask=paul-chen-1000, imagenet-c.mce=unnormalized-19, "
-        "imagenet-c.release_encoding=none (repeatable)",
+        "imagenet-c.release_encoding=none, imagenet-p.release_encoding=h264 (repeatable)",
     )
     evaluate.add_argument("--limit", type=int, help="at most this many images per benchmark")
     evaluate.add_argument("--batch-size", type=int, help="images per forward pass (default: the suite's)")

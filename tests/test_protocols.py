@@ -15,6 +15,8 @@ import json
 import re
 from pathlib import Path
 
+import av
+import data_fixtures as fx
 import numpy as np
 import pandas as pd
 import pytest
@@ -33,14 +35,15 @@ from hf_vitrobust.data import (
     get_benchmark,
     load_benchmark,
 )
-from hf_vitrobust.data.generated import GeneratedCorruptionSource
+from hf_vitrobust.data.generated import GeneratedCorruptionSource, GeneratedPerturbationSource
+from hf_vitrobust.data.imagenet_p import decode_video, encode_video_as_released
 from hf_vitrobust.data.samples import InMemorySource, Sample
 from hf_vitrobust.evaluation.predictions import prediction_rows
 from hf_vitrobust.evaluation.protocols import (
     CLASS_MASK_PROTOCOLS,
     MCE_PROTOCOLS,
     PREPROCESSING_PROTOCOLS,
-    RELEASE_ENCODINGS,
+    RELEASE_ENCODING_PROTOCOLS,
     benchmark_protocol,
     check_protocol,
     default_protocol,
@@ -288,10 +291,10 @@ def test_generated_imagenet_c_is_saved_as_the_release_jpeg_unless_turned_off():
     assert in_memory.describe()["release_encoding"] == "none"
 
 
-def test_release_encoding_switch_and_cifar_c_arrays():
+def test_release_encoding_switch_of_generated_imagenet_c():
     on = load_benchmark("imagenet-c", "generated:builtin", corruptions=["fog"], severities=[1])
     off = load_benchmark(
-        "imagenet-c", "generated:builtin", corruptions=["fog"], severities=[1], release_encoding=False
+        "imagenet-c", "generated:builtin", corruptions=["fog"], severities=[1], release_encoding="none"
     )
     assert (on.jpeg_quality, off.jpeg_quality) == (85, None)
     clean = _clean_source(1)
@@ -303,7 +306,52 @@ def test_release_encoding_switch_and_cifar_c_arrays():
         resize_and_crop(batch, 256, 224)[None], "fog", 1, seed=0, sample_ids=[stable_sample_index("photo-0")]
     )
     assert torch.equal(image, expected[0])
-    assert RELEASE_ENCODINGS.keys() == {"jpeg-85", "none"}
+    assert RELEASE_ENCODING_PROTOCOLS.keys() == {"jpeg-85", "h264", "none"}
+
+
+def test_generated_cifar_c_is_kept_as_the_release_arrays_without_jpeg(tmp_path):
+    """make_cifar_c.py: `np.save(..., np.array(cifar_c).astype(np.uint8))`: no JPEG step."""
+    pictures = [fx.image_bytes(value, size=32) for value in (40, 200)]
+    folder = fx.uoft_cifar(tmp_path, "cifar10", [3, 5], images=pictures)
+    source = load_benchmark("cifar10-c", f"generated:{folder}", corruptions=["contrast"], severities=[2])
+    assert (source.jpeg_quality, source.resize, source.crop) == (None, None, None)
+    clean = list(load_benchmark("cifar10", str(folder)).samples())
+    corrupted = list(source.samples())
+    for sample, image in zip(clean, corrupted, strict=True):
+        ids = [stable_sample_index(sample.sample_id)]
+        assert torch.equal(image.image, corrupt(sample.image[None], "contrast", 2, seed=0, sample_ids=ids)[0])
+    with pytest.raises(ValueError, match="release_encoding 'jpeg-85' is not one of none"):
+        load_benchmark("cifar10-c", f"generated:{folder}", release_encoding="jpeg-85")
+    assert "release_encoding" not in default_protocol(get_benchmark("cifar10-c"))
+
+
+def test_generated_imagenet_p_through_the_release_h264_is_deterministic_and_decodes_as_released():
+    """make_imagenet_p.py: `ffmpeg ... -vcodec libx264 -crf 20 -preset veryslow` (`-tune grain` for noise)."""
+    kept = GeneratedPerturbationSource(_clean_source(1), perturbations=["rotate", "gaussian_noise"], seed=2)
+    encoded = GeneratedPerturbationSource(
+        _clean_source(1), perturbations=["rotate", "gaussian_noise"], seed=2, video_encoding="h264"
+    )
+    raw = {s.sample_id.split("/")[0]: s.image for s in kept.samples()}
+    compressed = {s.sample_id.split("/")[0]: s.image for s in encoded.samples()}
+    for name, frames in raw.items():
+        video = encode_video_as_released(frames, name)
+        assert video == encode_video_as_released(frames, name)  # the same bitstream every time
+        assert torch.equal(compressed[name], decode_video(io.BytesIO(video)))
+        assert compressed[name].shape == frames.shape and not torch.equal(compressed[name], frames)
+        assert (
+            compressed[name].float() - frames.float()
+        ).abs().mean() < 8  # a compression, not another video
+        with av.open(io.BytesIO(video)) as container:
+            stream = container.streams.video[0]
+            assert (stream.codec_context.name, stream.codec_context.pix_fmt) == ("h264", "yuv444p")
+        # x264 writes its settings into the stream: veryslow's 16 references; crf 20, or grain's deadzones at 23.
+        assert b"ref=16" in video and b"subme=10" in video
+        settings = (
+            (b"crf=23.0", b"deadzone=6,6") if name == "gaussian_noise" else (b"crf=20.0", b"deadzone=21,11")
+        )
+        assert all(setting in video for setting in settings), name
+    assert encoded.describe()["release_encoding"] == "h264" and kept.describe()["release_encoding"] == "none"
+    assert default_protocol(get_benchmark("imagenet-p"))["release_encoding"] == "none"
 
 
 # ------------------------------------------------------------------------------------------------------ class masks
@@ -459,7 +507,7 @@ def test_a_run_feeds_and_records_the_protocol_both_ways(tmp_path, builtin_model,
     # The logits are the model's on the pixels the protocol makes of the generated images.
     source = load_benchmark(
         "imagenet-c", "generated:builtin", corruptions=["contrast"], severities=[5],
-        release_encoding=encoding == "jpeg-85",
+        release_encoding=encoding,
     )  # fmt: skip
     images = [sample.image for _, sample in zip(range(2), source.samples(), strict=False)]
     chosen = model_input(IMAGENET_C, preprocessing, builtin_model)
@@ -488,7 +536,9 @@ def test_resume_refuses_a_schema_1_folder(tmp_path):
     }
     (output / ".work" / "run.json").write_text(json.dumps(old))
     runner = Runner(EvaluationConfig(suite=str(suite), output=output, resume=True, progress=False))
-    with pytest.raises(EvaluationError, match=r"schema version 1.*Start a new --output"):
+    with pytest.raises(
+        EvaluationError, match=r"schema version 1 \(it fed the pre-cropped.*Start a new --output"
+    ):
         runner._prepare_folder()
 
 
@@ -505,7 +555,7 @@ def test_unknown_protocol_benchmarks_and_names_fail_before_any_work(tmp_path):
 
 def test_protocols_doc_names_every_protocol_and_existing_tests():
     text = (REPO / "docs" / "protocols.md").read_text(encoding="utf-8")
-    for names in (PREPROCESSING_PROTOCOLS, CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, RELEASE_ENCODINGS):
+    for names in (PREPROCESSING_PROTOCOLS, CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, RELEASE_ENCODING_PROTOCOLS):
         for name in names:
             assert f"`{name}`" in text, name
     tests = set()

@@ -46,6 +46,7 @@ from .protocols import (
 )
 from .registry import (
     BENCHMARKS,
+    RELEASE_ENCODINGS,
     Benchmark,
     CellLimitedSource,
     ImageNetOSource,
@@ -75,6 +76,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BENCHMARKS",
+    "RELEASE_ENCODINGS",
     "CIFAR10_CLASSES",
     "CIFAR100_CLASSES",
     "CLASS_NAME_VARIANTS",

@@ -46,7 +46,7 @@ from ..corruptions.perturbations import (
     TEST_PERTURBATIONS,
     perturbation_sequence,
 )
-from .imagenet_p import DIFFICULTIES
+from .imagenet_p import DIFFICULTIES, h264_round_trip
 from .samples import RawSample, Sample, SkipReport, Source
 
 
@@ -218,6 +218,8 @@ class GeneratedCorruptionSource(Source):
 
 #: make_imagenet_p.py resizes every validation image to shorter side 256 before making its sequence.
 IMAGENET_P_RESIZE = 256
+#: How generated ImageNet-P sequences are stored: as computed, or through the release's H.264 compression.
+VIDEO_ENCODINGS = ("none", "h264")
 
 
 class GeneratedPerturbationSource(Source):
@@ -232,6 +234,10 @@ class GeneratedPerturbationSource(Source):
     seed: seeds the noise, snow and spatter sequences, with each clean sample id (`stable_sample_index`).
     batch_size: clean images per call of the engine (memory: about 40 MB of float64 per image and perturbation).
     resize: the reference's shorter side (256), None to keep the image; crop: the frame size (224).
+    video_encoding: "none" (default): the frames as computed; "h264": each sequence encoded as the release's videos
+        (`hf_vitrobust.data.imagenet_p.encode_video_as_released`) and decoded again, about 3 s per sequence on a
+        CPU core. The release's own x264 build is unknown, so this approximates its compression; it is not
+        bit-equal to the released files.
 
     Each sample's image is a uint8 (T, 3, crop, crop) sequence (T = 41 for translate, 31 otherwise). Sample ids are
     "<perturbation>/<difficulty>/<clean sample id>"; metadata is the clean sample's plus "perturbation",
@@ -247,10 +253,16 @@ class GeneratedPerturbationSource(Source):
         batch_size: int = 8,
         resize: int | None = IMAGENET_P_RESIZE,
         crop: int = DEFAULT_CROP,
+        video_encoding: str = "none",
     ) -> None:
         super().__init__()
         self.clean = clean
         self.report = clean.report
+        if video_encoding not in VIDEO_ENCODINGS:
+            raise ValueError(
+                f"video_encoding must be one of {', '.join(VIDEO_ENCODINGS)}, got {video_encoding!r}."
+            )
+        self.video_encoding = video_encoding
         self.perturbations = tuple(TEST_PERTURBATIONS if perturbations is None else perturbations)
         if isinstance(perturbations, str) or not self.perturbations:
             raise ValueError(f"perturbations must be a non-empty list of names, got {perturbations!r}.")
@@ -305,7 +317,9 @@ class GeneratedPerturbationSource(Source):
                         crop=self.crop,
                     )
                     for p, sequence in zip(positions, frames, strict=True):
-                        sequences[p] = sequence
+                        sequences[p] = (
+                            sequence if self.video_encoding == "none" else h264_round_trip(sequence, name)
+                        )
                 for (sample, _), sequence in zip(batch, sequences, strict=True):
                     yield RawSample(
                         data=sequence,
@@ -327,8 +341,13 @@ class GeneratedPerturbationSource(Source):
             "revision": clean.get("revision"),
             "generated": True,
             "note": "perturbation sequences made on the fly from the clean source, not the released ImageNet-P "
-            "videos: no MP4 compression (make_imagenet_p.py encodes with libx264 -crf 20 -preset veryslow, "
-            "-tune grain for the noise sequences)",
+            + (
+                "videos: no MP4 compression (make_imagenet_p.py encodes with libx264 -crf 20 -preset veryslow, "
+                "-tune grain for the noise sequences)"
+                if self.video_encoding == "none"
+                else "videos, encoded with the release's libx264 settings and decoded (not bit-equal to them)"
+            ),
+            "release_encoding": self.video_encoding,
             "clean": clean,
             "perturbations": list(self.perturbations),
             "difficulty": self.difficulty,
@@ -341,4 +360,4 @@ class GeneratedPerturbationSource(Source):
         }
 
 
-__all__ = ["IMAGENET_P_RESIZE", "GeneratedCorruptionSource", "GeneratedPerturbationSource"]
+__all__ = ["IMAGENET_P_RESIZE", "VIDEO_ENCODINGS", "GeneratedCorruptionSource", "GeneratedPerturbationSource"]

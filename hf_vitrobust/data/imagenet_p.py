@@ -9,11 +9,16 @@ noise perturbations at difficulty d > 1 and `<root>/<perturbation>` otherwise: f
 difficulty is the frame stride of the comparison (see `hf_vitrobust.metrics.flip_rate`), not another folder. The
 class of a sequence is its wnid folder, mapped to the ImageNet-1k index (the reference's sorted-folder index is the
 same for a complete release).
+
+`encode_video_as_released` writes a sequence as make_imagenet_p.py's ffmpeg command does (libx264, `-preset
+veryslow`, `-crf 20`, or `-tune grain` for the noise sequences, one frame per second), so that generated sequences can
+go through the release's compression (`h264_round_trip`).
 """
 
 from __future__ import annotations
 
 import difflib
+import io
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -29,6 +34,16 @@ from .samples import RawSample, SchemaError, Source
 
 DIFFICULTIES = (1, 2, 3)
 VIDEO_EXTENSION = ".mp4"
+#: make_imagenet_p.py's libx264 settings: `-crf 20 -preset veryslow`; the noise sequences `-tune grain -preset
+#: veryslow` (x264's default crf, 23). ffmpeg encodes its RGB PNG frames as yuv444p when no -pix_fmt is given.
+RELEASE_X264_OPTIONS = {"preset": "veryslow", "crf": "20"}
+RELEASE_X264_NOISE_OPTIONS = {"preset": "veryslow", "tune": "grain"}
+RELEASE_PIXEL_FORMAT = "yuv444p"
+#: One thread and x264's C code (asm=0, bit-exact to its assembly by x264's design): measured here, PyAV 18's x264
+#: gives a different bitstream from one call to the next with its assembly at preset veryslow, and with frame
+#: threads the bitstream depends on the machine's core count. About 3 s per 31-frame 224-pixel sequence on one core.
+X264_THREADS = 1
+X264_DETERMINISTIC_PARAMS = "asm=0"
 
 
 def is_noise_perturbation(name: str) -> bool:
@@ -43,15 +58,16 @@ def difficulty_folder(perturbation: str, difficulty: int) -> str:
     return perturbation
 
 
-def decode_video(path: str | os.PathLike) -> torch.Tensor:
-    """All frames of a video, in presentation order, as a uint8 (T, 3, H, W) RGB tensor.
+def decode_video(path: str | os.PathLike | io.BytesIO) -> torch.Tensor:
+    """All frames of a video (a file, or the bytes of one), in presentation order, as a uint8 (T, 3, H, W) RGB
+    tensor.
 
     Raises `BadSampleError` for a file PyAV cannot open or decode, one without a video stream or frames, or frames
     of different sizes."""
     import av
 
     try:
-        with av.open(str(path)) as container:
+        with av.open(path if isinstance(path, io.BytesIO) else str(path)) as container:
             if not container.streams.video:
                 raise BadSampleError("no_video_stream", f"{path} has no video stream")
             stream = container.streams.video[0]
@@ -70,6 +86,37 @@ def decode_video(path: str | os.PathLike) -> torch.Tensor:
     if len({array.shape for array in frames}) != 1:
         raise BadSampleError("bad_sequence", f"{path} has frames of different sizes")
     return torch.from_numpy(np.stack(frames)).permute(0, 3, 1, 2).contiguous()
+
+
+def encode_video_as_released(frames: torch.Tensor, perturbation: str) -> bytes:
+    """A uint8 (T, 3, H, W) RGB sequence -> the bytes of an MP4 encoded as the release's (see
+    `RELEASE_X264_OPTIONS`: libx264, yuv444p, one frame per second), for the perturbation `perturbation`."""
+    import av
+
+    if frames.dtype != torch.uint8 or frames.dim() != 4 or frames.shape[1] != 3:
+        raise ValueError(f"Expected a uint8 (T, 3, H, W) sequence, got {frames.dtype} {tuple(frames.shape)}.")
+    options = RELEASE_X264_NOISE_OPTIONS if is_noise_perturbation(perturbation) else RELEASE_X264_OPTIONS
+    buffer = io.BytesIO()
+    with av.open(buffer, "w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=1)
+        stream.width, stream.height = int(frames.shape[-1]), int(frames.shape[-2])
+        stream.pix_fmt = RELEASE_PIXEL_FORMAT
+        stream.codec_context.thread_count = X264_THREADS
+        stream.options = {**options, "x264-params": X264_DETERMINISTIC_PARAMS}
+        for array in np.ascontiguousarray(frames.permute(0, 2, 3, 1).cpu().numpy()):
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(array, format="rgb24")))
+        container.mux(stream.encode())
+    return buffer.getvalue()
+
+
+def h264_round_trip(frames: torch.Tensor, perturbation: str) -> torch.Tensor:
+    """A sequence encoded as the release's videos (`encode_video_as_released`) and decoded as they are read."""
+    decoded = decode_video(io.BytesIO(encode_video_as_released(frames, perturbation)))
+    if decoded.shape != frames.shape:
+        raise RuntimeError(
+            f"The H.264 round trip gave {tuple(decoded.shape)} frames for {tuple(frames.shape)}."
+        )
+    return decoded.to(frames.device)
 
 
 class ImageNetPVideoSource(Source):
@@ -209,5 +256,7 @@ __all__ = [
     "ImageNetPVideoSource",
     "decode_video",
     "difficulty_folder",
+    "encode_video_as_released",
+    "h264_round_trip",
     "is_noise_perturbation",
 ]

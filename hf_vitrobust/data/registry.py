@@ -269,6 +269,17 @@ BENCHMARKS: dict[str, Benchmark] = {
 }
 
 
+#: How each generated benchmark may store its images, the default first: ImageNet-C as the release's JPEG-85 files
+#: (make_imagenet_c.py), ImageNet-P as computed or through the release's H.264 (make_imagenet_p.py; slow, and not
+#: bit-equal to the release's unknown x264 build), CIFAR-C as the release's uint8 arrays (make_cifar_c.py).
+RELEASE_ENCODINGS: dict[str, tuple[str, ...]] = {
+    "imagenet-c": ("jpeg-85", "none"),
+    "imagenet-p": ("none", "h264"),
+    "cifar10-c": ("none",),
+    "cifar100-c": ("none",),
+}
+
+
 def get_benchmark(name: str) -> Benchmark:
     """The registered benchmark `name` ("imagenet-c", "ImageNet_C" and "imagenet_c" all work)."""
     key = str(name).strip().lower().replace("_", "-")
@@ -425,15 +436,16 @@ def resolve_source(
     difficulty: int | None = None,
     seed: int = 0,
     unavailable: str = "error",
-    release_encoding: bool = True,
+    release_encoding: str | None = None,
 ) -> Source:
     """The `Source` a user's source string names for `benchmark` (see the module docstring for the forms).
 
     For "generated:" ImageNet-P, `variant` (or `corruptions`) names the perturbations (default the 10 test ones)
     and `difficulty` (default 1) the difficulty. `unavailable`: "error" or "skip" for the corruption/severity parts
-    a Hub family is not known to publish (see `HubSource`). `release_encoding`: "generated:" ImageNet-C is saved
-    and reloaded as JPEG quality 85, as the released files were (False: kept as computed); CIFAR-C has no such
-    step (its release is uint8 arrays)."""
+    a Hub family is not known to publish (see `HubSource`). `release_encoding`: how "generated:" images are stored
+    (see `RELEASE_ENCODINGS`): ImageNet-C "jpeg-85" (default: saved and reloaded as JPEG quality 85, as the
+    released files were) or "none"; ImageNet-P "none" (default) or "h264" (the release's video compression,
+    approximated); CIFAR-C "none" only (its release is uint8 arrays)."""
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
     spec = os.fspath(spec)
     variants = [variant] if isinstance(variant, str) else (list(variant) if variant is not None else None)
@@ -448,18 +460,25 @@ def resolve_source(
 
         clean_spec = spec[len("generated:") :]
         clean = load_benchmark(bench.generated_from, clean_spec or None, streaming=streaming)
+        encoding = release_encoding or RELEASE_ENCODINGS[bench.name][0]
+        if encoding not in RELEASE_ENCODINGS[bench.name]:
+            raise ValueError(
+                f"{bench.name}: release_encoding {encoding!r} is not one of "
+                f"{', '.join(RELEASE_ENCODINGS[bench.name])}."
+            )
         if bench.task == "sequence":
             return GeneratedPerturbationSource(
                 clean,
                 perturbations=variants or corruptions,
                 difficulty=1 if difficulty is None else difficulty,
                 seed=seed,
+                video_encoding=encoding,
             )
         # CIFAR keeps its 32x32 images, as arrays; ImageNet takes the reference's resize-256/crop-224 and JPEG-85.
         if bench.label_space.startswith("cifar"):
             sizes: dict[str, Any] = {"resize": None, "crop": None, "jpeg_quality": None}
         else:
-            sizes = {} if release_encoding else {"jpeg_quality": None}
+            sizes = {} if encoding == "jpeg-85" else {"jpeg_quality": None}
         return GeneratedCorruptionSource(
             clean, corruptions=corruptions, severities=severities, seed=seed, **sizes
         )
@@ -550,7 +569,7 @@ def load_benchmark(
     difficulty: int | None = None,
     seed: int = 0,
     unavailable: str = "error",
-    release_encoding: bool = True,
+    release_encoding: str | None = None,
 ) -> Source:
     """A streaming `Source` of benchmark `name`.
 
@@ -564,8 +583,8 @@ def load_benchmark(
     seed: seeds "generated:" corruptions.
     unavailable: "error" (default) or "skip": what to do with requested corruption/severity parts that a Hub
         family is not known to publish ("skip" leaves them out and records them in `describe()["unavailable"]`).
-    release_encoding: "generated:" ImageNet-C only: save and reload every corrupted image as JPEG quality 85, as
-        the released files were (default); False keeps them as computed.
+    release_encoding: how "generated:" images are stored (`RELEASE_ENCODINGS[name]`, the default first): ImageNet-C
+        "jpeg-85" (as the released files) or "none"; ImageNet-P "none" or "h264"; CIFAR-C "none".
     limit: at most this many samples: the first `limit` rows/files handed to the decoder, in order (one that
         fails to decode still uses its place, so positions do not depend on what decodes).
     """
@@ -618,6 +637,7 @@ def load_benchmark(
 
 __all__ = [
     "BENCHMARKS",
+    "RELEASE_ENCODINGS",
     "TASKS",
     "Benchmark",
     "CellLimitedSource",

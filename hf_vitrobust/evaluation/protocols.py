@@ -27,8 +27,10 @@ the sources). A benchmark's protocol has up to four parts:
     2019; AugMix's imagenet.py).
   - "unnormalized-19": the mean over every corruption (19 in a full run) of its mean error over the severities,
     what ImageNet-C/test.py prints as "mCE (unnormalized by AlexNet errors)", reused by Paul & Chen.
-- release_encoding ("generated:" ImageNet-C): "jpeg-85", the released files' JPEG round trip (make_imagenet_c.py),
-  or "none" (the "in-memory" ImageNet-C).
+- release_encoding (generated ImageNet-C and ImageNet-P, `hf_vitrobust.data.RELEASE_ENCODINGS`): ImageNet-C
+  "jpeg-85", the released files' JPEG round trip (make_imagenet_c.py, the default), or "none" (the "in-memory"
+  ImageNet-C); ImageNet-P "none" (the default) or "h264", the release's libx264 compression (make_imagenet_p.py),
+  approximated and slow (about 3 s per sequence).
 
 `benchmark_protocol` resolves a benchmark's protocol from its defaults, the suite's `protocol:` entry and the
 command line's `--protocol`; `model_input` applies the preprocessing part to one model.
@@ -42,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data import Benchmark
+from ..data import RELEASE_ENCODINGS, Benchmark
 from ..models.classifier import Classifier, Preprocessing
 
 logger = logging.getLogger(__name__)
@@ -61,9 +63,10 @@ MCE_PROTOCOLS: dict[str, str] = {
     "alexnet-15": "mean over the 15 standard corruptions of the AlexNet-normalised corruption error",
     "unnormalized-19": "mean over every corruption (19 in full) of its mean error over severities, unnormalised",
 }
-RELEASE_ENCODINGS: dict[str, str] = {
+RELEASE_ENCODING_PROTOCOLS: dict[str, str] = {
     "jpeg-85": "each generated image saved as JPEG quality 85 (optimize) and decoded, as make_imagenet_c.py",
-    "none": "generated images kept as computed (no JPEG round trip)",
+    "h264": "each generated sequence encoded with make_imagenet_p.py's libx264 settings and decoded (approximate)",
+    "none": "generated images kept as computed (no compression)",
 }
 #: ImageNet-O's score in the reference and in Paul & Chen's notebooks alike (recorded, not a choice).
 OOD_SCORE_PROTOCOL = "-max softmax over the logits of ImageNet-O's 200 classes (mask before the softmax)"
@@ -74,7 +77,7 @@ _CHOICES = {
     "preprocessing": PREPROCESSING_PROTOCOLS,
     "class_mask": CLASS_MASK_PROTOCOLS,
     "mce": MCE_PROTOCOLS,
-    "release_encoding": RELEASE_ENCODINGS,
+    "release_encoding": RELEASE_ENCODING_PROTOCOLS,
 }
 
 
@@ -84,18 +87,21 @@ def protocol_parts(benchmark: Benchmark) -> tuple[str, ...]:
     if benchmark.class_subset is not None and benchmark.task == "classification":
         parts.append("class_mask")
     if benchmark.name == "imagenet-c":
-        parts += ["mce", "release_encoding"]
+        parts.append("mce")
+    if len(RELEASE_ENCODINGS.get(benchmark.name, ())) > 1:  # a choice: generated ImageNet-C and ImageNet-P
+        parts.append("release_encoding")
     return tuple(parts)
 
 
 def default_protocol(benchmark: Benchmark) -> dict[str, str]:
     """The canonical protocol of `benchmark`: as released for pre-cropped images, else the model's own transform;
-    Hendrycks' 200-class argmax; the AlexNet-normalised mCE; the release's JPEG encoding."""
+    Hendrycks' 200-class argmax; the AlexNet-normalised mCE; the release's JPEG for generated ImageNet-C, no video
+    compression for generated ImageNet-P."""
     defaults = {
         "preprocessing": "as-released" if benchmark.released_size is not None else "model-native",
         "class_mask": "hendrycks-200",
         "mce": "alexnet-15",
-        "release_encoding": "jpeg-85",
+        "release_encoding": RELEASE_ENCODINGS.get(benchmark.name, ("none",))[0],
     }
     return {part: defaults[part] for part in protocol_parts(benchmark)}
 
@@ -120,6 +126,11 @@ def check_protocol(benchmark: Benchmark, protocol: Mapping[str, Any], where: str
             raise ValueError(
                 f"{where}: unknown {part} protocol {value!r} for {benchmark.name}.{hint} "
                 f"Known: {', '.join(choices)}."
+            )
+        if part == "release_encoding" and value not in RELEASE_ENCODINGS[benchmark.name]:
+            raise ValueError(
+                f"{where}: {benchmark.name} has no {value!r} release encoding; its encodings: "
+                f"{', '.join(RELEASE_ENCODINGS[benchmark.name])}."
             )
         if part == "preprocessing" and value == "as-released" and benchmark.released_size is None:
             raise ValueError(
@@ -257,9 +268,9 @@ def protocol_record(
         record["class_mask"] = "argmax over all 1000 classes mapped to the 9 superclasses; others are wrong"
     if benchmark.name == "imagenet-c":
         record["baseline"] = "AlexNet top-1 errors of the hendrycks/robustness README (alexnet-15 only)"
-        if not source.get("generated"):
-            record["release_encoding"] = "as released (the files' own encoding)"
-            record["meaning"]["release_encoding"] = "the released files are read as they are"
+    if "release_encoding" in record and not source.get("generated"):
+        record["release_encoding"] = "as released (the files' own encoding)"
+        record["meaning"]["release_encoding"] = "the released files are read as they are"
     if benchmark.label_space.startswith("cifar") and benchmark.corruptions and source.get("generated"):
         record["release_encoding"] = "none (the CIFAR-C release is uint8 arrays, no JPEG)"
     return record
@@ -270,7 +281,7 @@ __all__ = [
     "MCE_PROTOCOLS",
     "OOD_SCORE_PROTOCOL",
     "PREPROCESSING_PROTOCOLS",
-    "RELEASE_ENCODINGS",
+    "RELEASE_ENCODING_PROTOCOLS",
     "ModelInput",
     "benchmark_protocol",
     "check_protocol",

@@ -144,13 +144,12 @@ def open_benchmark(
     """The source of one benchmark of a suite (not yet validated): `source` (from --data or the suite), else the
     benchmark's default. The default may not publish every part a suite asks for (the 4 extra ImageNet-C
     corruptions): those are left out and recorded in its description; a source the user names must hold them all.
-    `protocol`'s release_encoding ("jpeg-85" or "none") sets the encoding of generated ImageNet-C."""
+    `protocol`'s release_encoding sets how generated ImageNet-C / ImageNet-P images are stored."""
     missing = "skip" if source is None else "error"
-    encoding = (protocol or {}).get("release_encoding", "jpeg-85")
-    options = dict(spec.options)
-    if spec.name == "imagenet-c":
-        options["release_encoding"] = encoding == "jpeg-85"
-    return load_benchmark(spec.name, source, seed=seed, unavailable=missing, **options)
+    encoding = (protocol or {}).get("release_encoding")
+    return load_benchmark(
+        spec.name, source, seed=seed, unavailable=missing, release_encoding=encoding, **spec.options
+    )
 
 
 class Runner:
@@ -200,7 +199,7 @@ class Runner:
         for name in config.protocols:
             if name not in suite_benchmarks:
                 raise EvaluationError(
-                    f"--protocol {name}.…: the suite {self.suite.name!r} has no benchmark {name!r} (its "
+                    f"--protocol {name}.PART=NAME: the suite {self.suite.name!r} has no benchmark {name!r} (its "
                     f"benchmarks: {', '.join(suite_benchmarks)})." + _close_matches(name, suite_benchmarks)
                 )
         try:
@@ -316,13 +315,18 @@ class Runner:
                         f"{self.output} holds an earlier run: pass --resume to continue it, or choose another "
                         "--output folder."
                     )
-                if previous.get("schema_version", 1) != SCHEMA_VERSION:
+                version = previous.get("schema_version", 1)  # run.json recorded no version before schema 2
+                if version != SCHEMA_VERSION:
+                    why = (
+                        " (it fed the pre-cropped benchmarks, ImageNet-C, -P, -9 and CIFAR, through each model's "
+                        "resize and crop, and recorded no protocols)"
+                        if version == 1
+                        else ""
+                    )
                     raise EvaluationError(
                         f"{self.output} was started by an hf_vitrobust that wrote results schema version "
-                        f"{previous.get('schema_version', 1)}, which fed the pre-cropped benchmarks (ImageNet-C, "
-                        "-P, -9, CIFAR) through each model's resize and crop and recorded no protocols: its "
-                        f"predictions cannot be continued under schema {SCHEMA_VERSION}. Start a new --output "
-                        "(`vitrobust report` still reads the old folder)."
+                        f"{version}{why}; this one writes version {SCHEMA_VERSION}, so the run cannot be "
+                        "continued. Start a new --output (`vitrobust report` reads folders of older versions)."
                     )
                 changed = [k for k in _RESULT_SETTINGS if previous.get(k) != recorded[k]]
                 if changed:
