@@ -204,6 +204,9 @@ def test_every_benchmark_has_a_valid_default_protocol():
         ("imagenet-val", {"class_mask": "paul-chen-1000"}, "has no protocol part"),
         ("imagenet-c", {"mce": "unnormalised-19"}, "Did you mean 'unnormalized-19'"),
         ("imagenet-c", {"preprocessing": "squash"}, "Known: model-native"),
+        ("imagenet-c", {"mce": ["alexnet-15"]}, "unknown mce protocol"),
+        ("imagenet-c", {"release_encoding": "h264"}, "has no 'h264' release encoding"),
+        ("imagenet-p", {"release_encoding": "jpeg-85"}, "has no 'jpeg-85' release encoding"),
     ],
 )
 def test_bad_protocols_fail_naming_the_valid_ones(benchmark, protocol, message):

@@ -120,7 +120,7 @@ def check_protocol(benchmark: Benchmark, protocol: Mapping[str, Any], where: str
                 f"{where}: {benchmark.name} has no protocol part {part!r}.{hint} Its parts: {', '.join(parts)}."
             )
         choices = _CHOICES[part]
-        if value not in choices:
+        if not isinstance(value, str) or value not in choices:
             close = difflib.get_close_matches(str(value), list(choices), n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ValueError(
