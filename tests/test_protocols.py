@@ -589,3 +589,50 @@ def test_the_report_shows_the_protocols_and_says_when_a_run_recorded_none(tmp_pa
         name: {k: v for k, v in b.items() if k != "protocol"} for name, b in results["benchmarks"].items()
     }
     assert "results schema 1, which recorded no protocol" in render_markdown([old], {})
+
+
+def test_model_cards_carry_both_class_masks_and_both_mces():
+    from huggingface_hub import ModelCard
+
+    from hf_vitrobust.hub import render_model_card
+
+    frame, _, _ = _masked_frame("imagenet-a")
+    masked = benchmark_metrics(
+        get_benchmark("imagenet-a"),
+        frame,
+        protocol={"preprocessing": "model-native", "class_mask": "paul-chen-1000"},
+    )
+    corrupted = corruption_metrics(
+        IMAGENET_C, _frame_from_cells(_cells(2, STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS)), None
+    )
+    results = {
+        "schema": "hf_vitrobust.results",
+        "schema_version": 2,
+        "suite": {"name": "paper"},
+        "models": [{"key": "m", "spec": "org/m", "name": "org/m"}],
+        "benchmarks": {
+            "imagenet-a": {
+                "task": "classification",
+                "source": {"kind": "hub", "location": "barkermrl/imagenet-a"},
+            },
+            "imagenet-c": {
+                "task": "classification",
+                "source": {"kind": "hub", "location": "WNJXYK/TTA-ImageNet-C"},
+            },
+        },
+        "metrics": {"m": {"imagenet-a": masked, "imagenet-c": corrupted}},
+        "_source": "/runs/r/results.json",
+    }
+    card = ModelCard(render_model_card(results=[results], repo_id="me/m"))
+    values = {r.metric_name: r.metric_value for r in card.data.eval_results}
+    assert values["Top-1 over the set's 200 classes (%, hendrycks-200)"] == pytest.approx(
+        masked["protocols"]["hendrycks-200"]["top1"]
+    )
+    assert values["Top-1 over all 1000 classes (%, paul-chen-1000)"] == pytest.approx(
+        masked["protocols"]["paul-chen-1000"]["top1"]
+    )
+    assert values["Top-1 accuracy (%)"] == pytest.approx(masked["protocols"]["paul-chen-1000"]["top1"])
+    unnormalized = [name for name in values if "unnormalized-19" in name]
+    assert len(unnormalized) == 1
+    assert values[unnormalized[0]] == pytest.approx(corrupted["protocols"]["unnormalized-19"]["mce"])
+    assert values["mCE (%, AlexNet-normalised, lower is better)"] == pytest.approx(corrupted["mce"])
