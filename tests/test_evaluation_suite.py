@@ -13,7 +13,7 @@ from hf_vitrobust.corruptions import CORRUPTIONS, EXTRA_CORRUPTIONS, STANDARD_CO
 from hf_vitrobust.corruptions.occlusion import DEFAULT_RATIOS
 from hf_vitrobust.corruptions.perturbations import TEST_PERTURBATIONS
 from hf_vitrobust.data import BENCHMARKS
-from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS
+from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS, get_probe_task
 from hf_vitrobust.evaluation.suite import (
     SUITE_NAMES,
     SUITES_DIR,
@@ -107,10 +107,19 @@ def test_paper_suite_holds_the_protocol_numbers():
         assert suite.probe(name).num_images == 1000
     assert suite.probe("occlusion").params["ratios"] == list(DEFAULT_RATIOS) == [0.0, 0.05, 0.1, 0.2, 0.5]
     assert suite.probe("fourier_heatmap").params["window"] == 63
-    assert suite.probe("deepfool").params == {"steps": 50, "candidates": 10, "overshoot": 0.02}
+    assert suite.probe("deepfool").params == {
+        "steps": 50, "candidates": 10, "overshoot": 0.02, "spectrum": "paul-chen-notebook",
+    }  # fmt: skip
+    assert suite.probe("attention").params == {
+        "method": None, "head_fusion": "mean", "discard_ratio": 0.9, "normalization": "paul-chen-notebook",
+    }  # fmt: skip
     pgd = suite.probe("pgd")
     assert pgd.num_images == 100
-    assert pgd.params == {"method": "adam", "eps": 0.001, "step_size": 0.0005, "steps": 10}
+    assert pgd.params == {
+        "method": "adam", "eps": 0.001, "step_size": 0.0005, "steps": 10, "record": "paul-chen-notebook",
+    }  # fmt: skip
+    assert get_probe_task("pgd").selection_for(pgd.params) == "random"
+    assert get_probe_task("pgd").selection_for({"record": "every-step"}) == "correct"
     assert set(suite.benchmark_names) == {
         "imagenet-val", "imagenet-c", "imagenet-p", "imagenet-a", "imagenet-r", "imagenet-o", "imagenet-9",
     }  # fmt: skip
@@ -118,6 +127,8 @@ def test_paper_suite_holds_the_protocol_numbers():
 
 def test_mechanisms_suite_covers_park_and_kim():
     suite = load_suite("mechanisms")
+    noise = suite.probe("frequency_noise").params
+    assert (noise["band"], noise["epsilon"], noise["epsilon_units"]) == ("park-kim", 0.7, "imagenet-std")
     assert suite.benchmark("imagenet-c").options["corruptions"] == list(STANDARD_CORRUPTIONS)
     assert suite.benchmark("cifar100-c").options["severities"] == [1, 2, 3, 4, 5]
     assert set(suite.probe_names) == {

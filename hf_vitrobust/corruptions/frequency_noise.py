@@ -17,6 +17,16 @@ the band-passed noise is real (the reference's mask is off by one frequency on o
 averages). The width here is the full width in units of pi; the reference `FreqAttack(s=0.2)` uses a half-width
 of 0.2 radians (about 0.064 pi).
 
+Two bands (`BANDS`):
+- "square-annulus" (the default): the symmetric band just described, full width `bandwidth` in units of pi.
+- "park-kim": the band of the authors' `FreqAttack._fourier_mask` exactly, for square images of even side h (the
+  only ones it handles). With f in radians (f pi for a centre f in units of pi) and s = 0.2 rad, the spectrum,
+  shifted to centre the zero frequency, keeps the centred square of side `2 * int((f + s) h / (2 pi))` minus the
+  centred square of side `2 * int((f - s) h / (2 pi))` (sides clamped to [0, h]): in frequency indices k, l of
+  `torch.fft.fftfreq(h) * h`, the set `-a <= k, l < a` minus `-b <= k, l < b`, with `int()`'s truncation. Its full
+  width is about 0.4 rad = 0.127 pi, not 0.2 pi, and it is one-sided at each edge (k = -a kept, k = a not), which
+  the reference's `.real` then averages: the edge frequencies count half.
+
 Magnitude and normalisation. The white noise is Rademacher noise (+1 or -1 with equal probability, what
 `sign(randn)` gives) scaled by `magnitude`; it is filtered without rescaling, as in the reference, so a band keeps
 the energy of the white noise's frequencies that fall in it: the filtered noise has an expected RMS of
@@ -50,6 +60,10 @@ REFERENCE_MAGNITUDE = tuple(REFERENCE_EPSILON * s for s in IMAGENET_STD)
 # Fig. 2b: band centres 0.1 pi ... 0.9 pi; the default band width, 0.2 pi: [f - 0.1 pi, f + 0.1 pi).
 DEFAULT_FREQUENCIES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 DEFAULT_BANDWIDTH = 0.2
+#: The bands `band_pass` can keep: ours (symmetric, width in units of pi) and the authors' `_fourier_mask`.
+BANDS = ("square-annulus", "park-kim")
+#: `FreqAttack(s=0.2)`: the half-width, in radians, of the authors' band.
+PARK_KIM_HALF_WIDTH = 0.2
 STREAM = "frequency_noise/white"
 # Radii are k / (n / 2); a tolerance keeps a radius equal to a band edge on the same side whatever the rounding.
 _EDGE_TOLERANCE = 1e-9
@@ -98,13 +112,72 @@ def square_annulus_mask(
     return inside
 
 
-def band_pass(x: torch.Tensor, frequency: float, bandwidth: float = DEFAULT_BANDWIDTH) -> torch.Tensor:
-    """Keep the frequencies of real `x` (..., H, W) in the square annulus `square_annulus_mask(...)`: amplitude and
-    phase unchanged inside, zero outside. Returns a real tensor of x's shape (float32 for non-float64 input)."""
+def park_kim_band_mask(
+    height: int,
+    width: int,
+    frequency: float,
+    *,
+    half_width: float = PARK_KIM_HALF_WIDTH,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """Boolean (H, W) mask in `torch.fft.fft2`'s layout: the band of xxxnell/how-do-vits-work `ops/adversarial.py`
+    `FreqAttack._fourier_mask(x, f=frequency * pi, s=half_width)` (see the module docstring), which handles square
+    images of even side only. Raises ValueError for other sizes and for a band that keeps no frequency."""
+    frequency = _check_unit_interval(frequency, "frequency")
+    if height != width or height % 2:
+        raise ValueError(
+            f"The park-kim band (FreqAttack._fourier_mask) needs square images of even side, got {height}x{width}; "
+            "use band='square-annulus'."
+        )
+    angle = frequency * math.pi
+
+    def half_side(radians: float) -> int:
+        # _center_mask(int((f ± s) h / (2 pi)) * 2, h): the side, clamped to [0, h]; half of it is the bound.
+        return min(max(math.trunc(radians * height / (2 * math.pi)) * 2, 0), height) // 2
+
+    outer, inner = half_side(angle + half_width), half_side(angle - half_width)
+    index = torch.fft.fftfreq(height, 1.0 / height, dtype=torch.float64, device=device).round().long()
+
+    def square(half: int) -> torch.Tensor:
+        inside = (index >= -half) & (index < half)
+        return inside[:, None] & inside[None, :]
+
+    mask = square(outer) & ~square(inner)
+    if not bool(mask.any()):
+        raise ValueError(
+            f"The park-kim band at {frequency:g} pi keeps no frequency of a {height}x{width} image."
+        )
+    return mask
+
+
+def band_mask(
+    height: int,
+    width: int,
+    frequency: float,
+    bandwidth: float = DEFAULT_BANDWIDTH,
+    *,
+    band: str = "square-annulus",
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """The boolean frequency mask of `band` ("square-annulus": `square_annulus_mask`, of width `bandwidth`;
+    "park-kim": `park_kim_band_mask`, whose width is the authors' and ignores `bandwidth`)."""
+    if band == "square-annulus":
+        return square_annulus_mask(height, width, frequency, bandwidth, device=device)
+    if band == "park-kim":
+        return park_kim_band_mask(height, width, frequency, device=device)
+    raise ValueError(f"band must be one of {', '.join(BANDS)}, got {band!r}.")
+
+
+def band_pass(
+    x: torch.Tensor, frequency: float, bandwidth: float = DEFAULT_BANDWIDTH, *, band: str = "square-annulus"
+) -> torch.Tensor:
+    """Keep the frequencies of real `x` (..., H, W) in the band `band_mask(...)`: amplitude and phase unchanged
+    inside, zero outside, then the real part of the inverse FFT (as the reference's `.real`). Returns a real tensor
+    of x's shape (float32 for non-float64 input)."""
     if x.is_complex() or x.ndim < 2:
         raise ValueError(f"band_pass needs a real tensor (..., H, W), got {x.dtype} {tuple(x.shape)}.")
     work = x if x.dtype == torch.float64 else x.float()
-    mask = square_annulus_mask(*x.shape[-2:], frequency, bandwidth, device=x.device)
+    mask = band_mask(*x.shape[-2:], frequency, bandwidth, band=band, device=x.device)
     return torch.fft.ifft2(torch.fft.fft2(work) * mask).real
 
 
@@ -130,15 +203,16 @@ def band_pass_noise(
     seed: int = 0,
     channels: int = 3,
     equal_energy: bool = False,
+    band: str = "square-annulus",
 ) -> torch.Tensor:
     """Band-passed white noise, float32 (N, channels, H, W) on the device of `sample_ids` (int64).
 
-    Unit-amplitude white sign noise filtered by `band_pass`; its expected RMS is the square root of the fraction of
-    frequencies in the band. With `equal_energy`, each image's noise is rescaled to an RMS of exactly 1.
+    Unit-amplitude white sign noise filtered by `band_pass` with `band`; its expected RMS is the square root of the
+    fraction of frequencies in the band. With `equal_energy`, each image's noise is rescaled to an RMS of exactly 1.
     """
     height, width = size
     white = white_sign_noise(sample_ids, (channels, height, width), seed=seed)
-    noise = band_pass(white, frequency, bandwidth)
+    noise = band_pass(white, frequency, bandwidth, band=band)
     if equal_energy:
         rms = noise.square().mean(dim=(1, 2, 3), keepdim=True).sqrt()
         noise = noise / rms.clamp_min(torch.finfo(noise.dtype).tiny)
@@ -166,6 +240,7 @@ def add_band_noise(
     sample_ids: Sequence[int] | torch.Tensor | None = None,
     equal_energy: bool = False,
     clip: bool = True,
+    band: str = "square-annulus",
 ) -> torch.Tensor:
     """Add band-passed noise of centre `frequency` (units of pi) to a batch; same dtype, shape and device out.
 
@@ -174,6 +249,7 @@ def add_band_noise(
         one per channel (default: Park & Kim's eps = 0.7 times the ImageNet std); with `equal_energy`, the RMS of
         the band-passed noise instead.
     bandwidth: full width of the square annulus in units of pi (default 0.2: [f - 0.1 pi, f + 0.1 pi)).
+    band: "square-annulus" (default) or "park-kim", the authors' `_fourier_mask` band (see the module docstring).
     seed, sample_ids: image i's noise depends only on (seed, sample_ids[i]) (default ids 0..N-1).
     clip: clamp the result to [0, 1] (always for uint8 output). Park & Kim add the noise to normalised images
         without clipping; probes pass `clip=False` to match.
@@ -190,6 +266,7 @@ def add_band_noise(
         seed=seed,
         channels=images.shape[1],
         equal_energy=equal_energy,
+        band=band,
     )
     noisy = pixels + scale * noise.to(pixels.dtype)
     if clip or images.dtype == torch.uint8:
@@ -198,15 +275,19 @@ def add_band_noise(
 
 
 __all__ = [
+    "BANDS",
     "DEFAULT_BANDWIDTH",
     "DEFAULT_FREQUENCIES",
     "IMAGENET_STD",
+    "PARK_KIM_HALF_WIDTH",
     "REFERENCE_EPSILON",
     "REFERENCE_MAGNITUDE",
     "add_band_noise",
+    "band_mask",
     "band_pass",
     "band_pass_noise",
     "frequency_radius",
+    "park_kim_band_mask",
     "square_annulus_mask",
     "white_sign_noise",
 ]

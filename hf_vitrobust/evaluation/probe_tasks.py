@@ -14,8 +14,9 @@ How each probe merges:
 - feature Fourier: a partial holds the per-layer sums of the per-image log-amplitude profiles
   (`probes.features.log_amplitude_sums`); the merge divides by the total and subtracts the zero frequency.
 - DeepFool: per-image success, L2 norm, iterations, clean correctness and target are concatenated; the DCT energy
-  spectrum is 10 log10 of (the summed squared DCT coefficients) / (number of correctly classified images), i.e.
-  the same average as `dct_energy_db`. The perturbations themselves (N x 3 x H x W) are not kept.
+  spectrum is 10 log10 of (the summed squared DCT coefficients) / (the number of images they sum: the correctly
+  classified ones for the orthonormal spectrum, all of them for the notebook's), i.e. the same average as the
+  one-call probe (`deepfool_energy_sum`). The perturbations themselves (N x 3 x H x W) are not kept.
 - PGD loss progression: the runner selects correctly classified images; each chunk attacks all of its images that
   the model classifies correctly; the merge concatenates the per-image losses, recomputes their mean and
   (population) std through `metrics.loss_progression`, and the success rate from the fooled counts.
@@ -83,6 +84,7 @@ from ..probes import (
     prepare_inputs,
 )
 from ..probes.base import DEFAULT_BATCH_SIZE, check_batch_size, check_seed, json_safe, predict_logits
+from ..probes.deepfool import deepfool_energy_sum
 from ..probes.features import feature_fourier_result, log_amplitude_sums
 from ..probes.similarity import (
     DEFAULT_MINIBATCH_SIZE,
@@ -90,7 +92,6 @@ from ..probes.similarity import (
     accumulate_minibatch_cka,
     cka_from_hsic,
 )
-from ..probes.spectra import dct2
 
 SELECTIONS = ("random", "correct", "first")
 # Keyword arguments of the probe functions that the runner sets itself.
@@ -231,6 +232,12 @@ class ProbeTask:
     chunk_default: int | None = None
     applicable_fn: Callable[[Classifier, dict[str, Any]], None] | None = field(default=None, repr=False)
     uses_labels: bool = True
+    selection_fn: Callable[[Mapping[str, Any]], str] | None = field(default=None, repr=False)
+
+    def selection_for(self, params: Mapping[str, Any] | None) -> str:
+        """The image selection for these params: `selection`, unless the protocol the params choose selects its own
+        (PGD under Paul & Chen's notebook record: a random draw, of which the correct ones are attacked)."""
+        return self.selection if self.selection_fn is None else self.selection_fn(params or {})
 
     @property
     def accepted_params(self) -> list[str]:
@@ -401,6 +408,9 @@ def _frequency_noise_partial(classifier: Classifier, inputs: ProbeInputs, seed: 
         "epsilon": result.epsilon,
         "equal_energy": result.equal_energy,
         "seed": result.seed,
+        "band": result.band,
+        "epsilon_units": result.epsilon_units,
+        "pixel_magnitude": list(result.pixel_magnitude or []),
     }
 
 
@@ -417,15 +427,19 @@ def _frequency_noise_merge(partials: list) -> dict:
         "equal_energy": _same(partials, "equal_energy"),
         "num_samples": _total(partials),
         "seed": _same(partials, "seed"),
+        "band": _same(partials, "band"),
+        "epsilon_units": _same(partials, "epsilon_units"),
+        "pixel_magnitude": _same(partials, "pixel_magnitude"),
     }
 
 
 # ------------------------------------------------------------------------------------------------ DeepFool
 def _deepfool_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
     result: DeepFoolResult = deepfool_spectrum(classifier, inputs.pixels, inputs.labels, seed=seed, **params)
-    attacked = result.perturbations[result.clean_correct]
-    # What `dct_energy_db` averages, as a sum: squared orthonormal DCT coefficients, summed over channels.
-    energy_sum = dct2(attacked.double()).square().sum(dim=(0, 1))
+    # What the spectrum averages, as a sum over this chunk's images, and how many images it sums.
+    energy_sum, energy_images = deepfool_energy_sum(
+        result.perturbations, result.clean_correct, result.spectrum
+    )
     return {
         "success": result.success.cpu(),
         "l2_norms": result.l2_norms.cpu(),
@@ -433,6 +447,8 @@ def _deepfool_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, pa
         "clean_correct": result.clean_correct.cpu(),
         "labels": result.labels.cpu(),
         "energy_sum": energy_sum.cpu(),
+        "energy_images": int(energy_images),
+        "spectrum": result.spectrum,
         "steps": result.steps,
         "candidates": result.candidates,
         "overshoot": result.overshoot,
@@ -446,12 +462,13 @@ def _deepfool_merge(partials: list) -> dict:
     fooled = success & clean_correct
     attacked = int(clean_correct.sum())
     energy_sum = sum(p["energy_sum"] for p in partials)
-    if attacked:
-        energy_db = 10.0 * torch.log10(energy_sum / attacked)
-        success_rate = int(fooled.sum()) / attacked
-    else:
-        energy_db = torch.full_like(energy_sum, math.nan)
-        success_rate = math.nan
+    energy_images = sum(int(p["energy_images"]) for p in partials)
+    energy_db = (
+        10.0 * torch.log10(energy_sum / energy_images)
+        if energy_images
+        else torch.full_like(energy_sum, math.nan)
+    )
+    success_rate = int(fooled.sum()) / attacked if attacked else math.nan
     return {
         "success": success,
         "l2_norms": norms,
@@ -464,6 +481,7 @@ def _deepfool_merge(partials: list) -> dict:
         "steps": _same(partials, "steps"),
         "candidates": _same(partials, "candidates"),
         "overshoot": _same(partials, "overshoot"),
+        "spectrum": _same(partials, "spectrum"),
     }
 
 
@@ -493,6 +511,7 @@ def _pgd_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params:
         "step_size": result.step_size,
         "steps": result.steps,
         "random_start": result.random_start,
+        "record": result.record,
     }
 
 
@@ -508,7 +527,7 @@ def _pgd_merge(partials: list) -> dict:
     chosen = [p for p, _ in attacked]
     losses = torch.cat([p["losses"] for p in chosen])
     steps = _same(chosen, "steps")
-    step_ids = torch.arange(steps + 1).expand_as(losses)
+    step_ids = torch.arange(losses.shape[1]).expand_as(losses)  # steps + 1 values, or steps for the notebook
     curve = loss_progression(step_ids.reshape(-1).numpy(), losses.reshape(-1).double().numpy())
     return {
         "method": _same(chosen, "method"),
@@ -516,6 +535,7 @@ def _pgd_merge(partials: list) -> dict:
         "step_size": _same(chosen, "step_size"),
         "steps": steps,
         "random_start": _same(chosen, "random_start"),
+        "record": _same(chosen, "record"),
         "loss_mean": curve.loss_mean,
         "loss_std": curve.loss_std,
         "losses": losses,
@@ -540,6 +560,7 @@ def _attention_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, p
         "readout": result.readout,
         "head_fusion": result.head_fusion,
         "discard_ratio": result.discard_ratio,
+        "normalization": result.normalization,
         "upsampled": result.upsampled,
         "num_prefix_tokens": result.num_prefix_tokens,
         "model": result.model,
@@ -562,6 +583,7 @@ def _attention_merge(partials: list) -> dict:
         "readout": _same(partials, "readout"),
         "head_fusion": _same(partials, "head_fusion"),
         "discard_ratio": _same(partials, "discard_ratio"),
+        "normalization": _same(partials, "normalization"),
         "upsampled": _same(partials, "upsampled"),
         "num_prefix_tokens": _same(partials, "num_prefix_tokens"),
         "model": _same(partials, "model"),
@@ -894,6 +916,11 @@ PROBE_TASKS: dict[str, ProbeTask] = {
             _pgd_partial,
             _pgd_merge,
             excluded_params={"num_images": _RUNNER_NUM_IMAGES},
+            # The notebook attacks the correct images of a fixed random list (its random_hundred_paths_val.npy is
+            # not published): here a random draw by the seed, of which the chunks attack the correct ones.
+            selection_fn=lambda params: (
+                "random" if params.get("record") == "paul-chen-notebook" else "correct"
+            ),
         ),
         ProbeTask(
             "attention",

@@ -293,11 +293,15 @@ def _probe_values(kind: str, probe: Mapping[str, Any]) -> dict[str, Any]:
     elif kind == "pgd":
         mean = as_float_array(probe.get("loss_mean"))
         std = as_float_array(probe.get("loss_std"))
-        out["initial loss (CE)"] = fmt_number(mean[0] if mean.size else None)
+        notebook = probe.get("record") == "paul-chen-notebook"
+        out["loss recorded"] = (
+            "−CE before each step (paul-chen-notebook)" if notebook else "CE at t = 0..steps"
+        )
+        out["initial loss"] = fmt_number(mean[0] if mean.size else None)
         final = fmt_number(mean[-1] if mean.size else None)
         if std.size == mean.size and mean.size:
             final = f"{final} ± {fmt_number(std[-1])}"
-        out["final loss (CE, mean ± std)"] = final
+        out["final loss (mean ± std)"] = final
         out["success rate (%)"] = fmt_percent(probe.get("success_rate"), 100)
         out["eps (L∞) / steps"] = f"{fmt_number(probe.get('eps'))} / {fmt_count(probe.get('steps'))}"
     elif kind == "frequency_noise":
@@ -566,7 +570,7 @@ def _summary(views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequ
         "occlusion": None,
         "fourier_heatmap": "mean error over the map (%)",
         "deepfool": "mean L2 of the perturbation",
-        "pgd": "final loss (CE, mean ± std)",
+        "pgd": "final loss (mean ± std)",
         "hessian": "top eigenvalue (max over batches)",
         "feature_fourier": "Δ log amplitude, last layer",
         "lesion": "biggest drop (pp)",

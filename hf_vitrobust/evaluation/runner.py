@@ -469,7 +469,7 @@ class Runner:
                 continue
             frame = frames[spec.benchmark]
             selected = select_images(
-                get_probe_task(spec.name).selection,
+                get_probe_task(spec.name).selection_for(spec.params),
                 spec.num_images,
                 frame["sample_id"].tolist(),
                 frame["label"].to_numpy(),

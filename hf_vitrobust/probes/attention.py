@@ -12,7 +12,9 @@ through every layer:
   token's attention to itself (the noise filter of Gildenblat's `vit-explain`, which Paul & Chen's notebook
   uses with mean fusion and discard_ratio=0.9; the default 0 is Abnar & Zuidema's plain rollout);
 * add the residual connection and renormalise the rows: Â_l = (A_l + I) / rowsum(A_l + I), which is
-  0.5 A_l + 0.5 I for row-stochastic A_l, as in Abnar & Zuidema;
+  0.5 A_l + 0.5 I for row-stochastic A_l, as in Abnar & Zuidema (`normalization="rows"`, the default);
+  `normalization="paul-chen-notebook"` instead reproduces the notebook's (and vit-explain's) division without
+  `keepdim`, which divides column j by the sum of row j (see `attention_rollout`);
 * multiply through the layers, later layers on the left: R_L = Â_L Â_{L-1} ... Â_1.
 
 The map of an image is the row of the token the head reads, over the patch tokens only (all prefix tokens
@@ -63,6 +65,9 @@ if TYPE_CHECKING:
 
 HEAD_FUSIONS = ("mean", "max", "min")
 METHODS = ("rollout", "attention", "msa")
+# "rows": Â = (A + I) / rowsum(A + I). "paul-chen-notebook": Paul & Chen's notebook (vit-explain's vit_rollout.py),
+# `a = (A + I) / 2; a = a / a.sum(dim=-1)`, whose (T,) row sums broadcast over the last axis: column j / rowsum j.
+ROLLOUT_NORMALIZATIONS = ("rows", "paul-chen-notebook")
 
 
 def _check_head_fusion(head_fusion: str) -> str:
@@ -77,6 +82,12 @@ def _check_discard_ratio(discard_ratio: float) -> float:
     if not 0.0 <= float(discard_ratio) < 1.0:
         raise ValueError(f"discard_ratio must be in [0, 1), got {discard_ratio!r}.")
     return float(discard_ratio)
+
+
+def _check_normalization(normalization: str) -> str:
+    if not isinstance(normalization, str) or normalization not in ROLLOUT_NORMALIZATIONS:
+        raise ValueError(f"normalization must be one of {ROLLOUT_NORMALIZATIONS}, got {normalization!r}.")
+    return normalization
 
 
 def fuse_heads(attention: torch.Tensor, head_fusion: str = "mean") -> torch.Tensor:
@@ -113,6 +124,7 @@ def attention_rollout(
     head_fusion: str = "mean",
     discard_ratio: float = 0.0,
     cumulative: bool = False,
+    normalization: str = "rows",
 ) -> torch.Tensor | list[torch.Tensor]:
     """Attention rollout (Abnar & Zuidema 2020, Eq. 1) of a network's attention weights, first layer first.
 
@@ -120,9 +132,26 @@ def attention_rollout(
     Returns R_L (N, T, T) = Â_L ... Â_1 with Â_l = (fuse(A_l) + I) / rowsum; R[n, i, j] is how much of token j
     of the input reaches token i of the last layer. With `cumulative`, the list [R_1, ..., R_L]. Computed in
     float64 for float64 input, else float32.
+
+    discard_ratio: per layer and image, the `int(T * T * discard_ratio)` smallest fused weights are set to zero,
+    except entry (0, 0) (vit-explain's `flat.topk(int(flat.size(-1) * discard_ratio), -1, False)` over the
+    flattened (T, T) matrix, `indices = indices[indices != 0]`, `flat[0, indices] = 0`; ties at the threshold,
+    which topk leaves unspecified, are broken in flattened order here).
+
+    normalization: "rows" (default) renormalises the rows as above. "paul-chen-notebook" reproduces the `rollout`
+    function of Paul & Chen's `analysis/attention_maps/Visualizing_ViT.ipynb` (sayakpaul/robustness-vit, copied
+    from jacobgil/vit-explain's `vit_rollout.py`): `a = (attention_heads_fused + 1.0*I)/2; a = a / a.sum(dim=-1)`.
+    Without `keepdim` the row sums s (T,) broadcast over the last axis, so Â[i, j] = (A + I)[i, j] / s[j] with
+    s[j] = rowsum_j(A + I) (the /2 cancels): column j is divided by the sum of row j, and the rows of Â no longer
+    sum to 1. It equals "rows" whenever every row
+    of A + I has the same sum (row-stochastic attention without discarding); it differs once discarding (or
+    max/min fusion) leaves unequal row sums, as in the notebook's discard_ratio=0.9. The notebook runs one image
+    at a time (its `flat[0, indices] = 0` touches image 0 only); here every image of the batch gets that
+    per-image computation.
     """
     _check_head_fusion(head_fusion)
     discard_ratio = _check_discard_ratio(discard_ratio)
+    _check_normalization(normalization)
     attentions = list(attentions)
     if not attentions:
         raise ValueError("attention_rollout needs at least one layer of attention.")
@@ -148,7 +177,10 @@ def attention_rollout(
         fused = _discard(fused, discard_ratio)
         eye = torch.eye(fused.shape[-1], dtype=work, device=fused.device)
         augmented = fused + eye
-        augmented = augmented / augmented.sum(dim=-1, keepdim=True)
+        if normalization == "rows":
+            augmented = augmented / augmented.sum(dim=-1, keepdim=True)
+        else:  # "paul-chen-notebook": (T,) row sums broadcast as a row vector, column j / rowsum j
+            augmented = augmented / augmented.sum(dim=-1).unsqueeze(-2)
         result = augmented if result is None else augmented @ result.to(work)
         rollouts.append(result)
     return rollouts if cumulative else rollouts[-1]
@@ -243,6 +275,7 @@ class AttentionMapsResult(ProbeResult):
     num_prefix_tokens: int | None
     model: str
     image: torch.Tensor = field(repr=False)
+    normalization: str = "rows"
 
     @classmethod
     def probe_name(cls) -> str:
@@ -279,6 +312,7 @@ def attention_maps(
     method: str | None = None,
     head_fusion: str = "mean",
     discard_ratio: float = 0.0,
+    normalization: str = "rows",
     upsample: bool = True,
     limit: int | None = None,
 ) -> AttentionMapsResult:
@@ -287,6 +321,9 @@ def attention_maps(
     method: "rollout" (default for token attention), "attention" (each layer's raw attention, no rollout) or
         "msa" (default and only choice for AlterNet's windowed attention). head_fusion: "mean", "max" or "min"
         over heads. discard_ratio: fraction of each layer's smallest fused weights dropped before rollout.
+        normalization: "rows" (default) or "paul-chen-notebook" (Paul & Chen's notebook's column-j-by-row-j-sum
+        division, see `attention_rollout`); only the rollout uses it. Paul & Chen's maps: head_fusion="mean",
+        discard_ratio=0.9, normalization="paul-chen-notebook".
         upsample: bilinear to the input size (else each map stays on its patch / stage grid).
     labels and seed are accepted for the common probe signature; the maps are deterministic and use neither.
     Raises ValueError for models without attention (CNNs): use `gradcam` there.
@@ -295,6 +332,7 @@ def attention_maps(
     check_batch_size(batch_size)
     _check_head_fusion(head_fusion)
     discard_ratio = _check_discard_ratio(discard_ratio)
+    _check_normalization(normalization)
     if method is not None and method not in METHODS:
         raise ValueError(f"method must be one of {METHODS} or None, got {method!r}.")
     if not isinstance(upsample, bool):
@@ -339,7 +377,11 @@ def attention_maps(
                     readout = "cls" if class_token else "mean_query"
                 if chosen == "rollout":
                     matrices = attention_rollout(
-                        tensors, head_fusion=head_fusion, discard_ratio=discard_ratio, cumulative=True
+                        tensors,
+                        head_fusion=head_fusion,
+                        discard_ratio=discard_ratio,
+                        cumulative=True,
+                        normalization=normalization,
                     )
                 else:
                     matrices = [_discard(fuse_heads(t.float(), head_fusion), discard_ratio) for t in tensors]
@@ -363,10 +405,12 @@ def attention_maps(
         num_prefix_tokens=prefix,
         model=classifier.name,
         image=inputs.pixels[0].detach().cpu(),
+        normalization=normalization,
     )
 
 
 __all__ = [
+    "ROLLOUT_NORMALIZATIONS",
     "AttentionMapsResult",
     "attention_maps",
     "attention_rollout",

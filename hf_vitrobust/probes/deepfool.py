@@ -12,7 +12,15 @@ Paul & Chen ("Vision Transformers are Robust Learners", AAAI 2022, the DeepFool 
 `L2DeepFoolAttack(steps=50)` (10 candidate classes, overshoot 0.02) and drew the average energy of the
 perturbations in the 2D DCT basis, `10 log10` of the squared coefficients summed over channels and averaged over
 images (following Ortiz-Jimenez et al., NeurIPS 2020): they report that a ViT's perturbations spread over a wider
-band of frequencies than a CNN's.
+band of frequencies than a CNN's. `deepfool_spectrum(spectrum=...)` chooses how that spectrum is computed:
+"orthonormal" (the default) takes the orthonormal DCT of the [0, 1]-pixel perturbations of the correctly classified
+images; "paul-chen-notebook" follows the notebook's `compute_avg_energy`: torch_dct's unnormalised `dct_2d` of the
+perturbations in their [-1, 1] input space (mean = std = 0.5, so 2 x the pixel perturbations), averaged over every
+attacked image (foolbox leaves an image its model already misclassifies unperturbed, and the notebook keeps its
+zero perturbation in the mean). The two are not a constant apart: on the same images the notebook spectrum is the
+orthonormal one plus 10 log10(16 HW) dB, plus 3.01 dB more on row 0 and on column 0 and 6.02 dB more at the DC
+coefficient (the orthonormal DCT-II scales its k = 0 basis vector by sqrt(1 / N) and the others by sqrt(2 / N);
+see `spectra`).
 
 This implementation follows foolbox 3.3.4's semantics (candidates from the clean logits, the 1e-4 and 1e-8
 stabilisers, clipping to the (0, 1) pixel bounds at each step), with two differences that only save time: an image
@@ -41,7 +49,7 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
-from .spectra import dct_energy_db
+from .spectra import SPECTRA, Spectrum, check_spectrum, dct_energy_db, dct_energy_sum
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -193,9 +201,11 @@ class DeepFoolResult(ProbeResult):
     success: (N,) the adversarial image is misclassified; l2_norms: (N,) L2 norm of each perturbation;
         iterations: (N,) DeepFool updates taken; clean_correct: (N,) the clean image was classified correctly.
     success_rate: fooled fraction of the correctly classified images; mean_l2: mean L2 norm over the correctly
-        classified images that were fooled (NaN when none); energy_db: (H, W) 10 log10 of the squared 2D DCT
-        (orthonormal) of the perturbations of the correctly classified images, summed over channels and averaged
-        over those images (Paul & Chen's spectrum figure).
+        classified images that were fooled (NaN when none); energy_db: (H, W) 10 log10 of the squared 2D DCT of
+        the perturbations, summed over channels and averaged over images (Paul & Chen's spectrum figure), as
+        `spectrum` says: "orthonormal", the orthonormal DCT of the pixel perturbations of the correctly
+        classified images (NaN when none); "paul-chen-notebook", the unnormalised DCT of 2 x the pixel
+        perturbations of every image (see `deepfool_energy_sum`).
     """
 
     perturbations: torch.Tensor
@@ -210,6 +220,7 @@ class DeepFoolResult(ProbeResult):
     steps: int
     candidates: int
     overshoot: float
+    spectrum: str = "orthonormal"
 
     @classmethod
     def probe_name(cls) -> str:
@@ -230,6 +241,26 @@ class DeepFoolResult(ProbeResult):
         return ax
 
 
+def _spectrum_images(perturbations: torch.Tensor, clean_correct: torch.Tensor, spectrum: str) -> torch.Tensor:
+    """The perturbations a spectrum averages: the correctly classified images' ("orthonormal") or all of them."""
+    check_spectrum(spectrum)
+    return perturbations if spectrum == "paul-chen-notebook" else perturbations[clean_correct]
+
+
+def deepfool_energy_sum(
+    perturbations: torch.Tensor, clean_correct: torch.Tensor, spectrum: Spectrum = "orthonormal"
+) -> tuple[torch.Tensor, int]:
+    """The DCT energy of a `DeepFoolResult`'s perturbations as a sum, for merging chunks of images.
+
+    Returns (energy (H, W) float64, images): the squared DCT coefficients (`dct_energy_sum` under `spectrum`)
+    summed over channels and over the images that `energy_db` averages, and the number of those images:
+    "orthonormal", the correctly classified ones; "paul-chen-notebook", all of them. The merged `energy_db` is
+    10 log10(sum of energies / sum of images) (NaN when no image).
+    """
+    chosen = _spectrum_images(perturbations, clean_correct, spectrum)
+    return dct_energy_sum(chosen, spectrum=spectrum), int(chosen.shape[0])
+
+
 def deepfool_spectrum(
     classifier: Classifier,
     images: torch.Tensor | Iterable[Any],
@@ -242,6 +273,7 @@ def deepfool_spectrum(
     overshoot: float = 0.02,
     limit: int | None = None,
     gradients: GradientMode = "loop",
+    spectrum: Spectrum = "orthonormal",
 ) -> DeepFoolResult:
     """Run L2 DeepFool on every image and measure its success, perturbation norms and DCT energy spectrum.
 
@@ -252,6 +284,9 @@ def deepfool_spectrum(
     seed: unused (DeepFool is deterministic), kept for the common probe signature.
     steps, candidates, overshoot: Paul & Chen's (foolbox's defaults) 50, 10 and 0.02.
     gradients: how the candidates' gradients are computed, see `deepfool`.
+    spectrum: how `energy_db` is computed, one of ("orthonormal", "paul-chen-notebook"): "orthonormal" (the default) or
+        "paul-chen-notebook" (Paul & Chen's notebook: unnormalised DCT, [-1, 1] input space, every image); see the
+        module docstring.
     """
     check_seed(seed)
     check_batch_size(batch_size)
@@ -259,6 +294,7 @@ def deepfool_spectrum(
     _check_attack_params(steps, candidates, overshoot, classifier.num_classes)
     if gradients not in _GRADIENT_MODES:
         raise ValueError(f"gradients must be one of {_GRADIENT_MODES}, got {gradients!r}.")
+    check_spectrum(spectrum)
     inputs = prepare_inputs(classifier, images, labels, limit=limit, require_labels=False)
     clean_predictions = predict_logits(classifier, inputs.pixels, batch_size).argmax(dim=1)
     target = clean_predictions if inputs.labels is None else inputs.labels
@@ -277,12 +313,12 @@ def deepfool_spectrum(
     clean_correct = clean_predictions == target
     fooled = success & clean_correct
     attacked = int(clean_correct.sum())
-    if attacked:
-        energy_db = dct_energy_db(perturbations[clean_correct]).float()
-        success_rate = float(fooled.sum()) / attacked
+    success_rate = float(fooled.sum()) / attacked if attacked else math.nan
+    averaged = _spectrum_images(perturbations, clean_correct, spectrum)
+    if averaged.shape[0]:
+        energy_db = dct_energy_db(averaged, spectrum=spectrum).float()
     else:
         energy_db = torch.full(classifier.input_size, math.nan)
-        success_rate = math.nan
     mean_l2 = float(norms[fooled].mean()) if bool(fooled.any()) else math.nan
     return DeepFoolResult(
         perturbations=perturbations.cpu(),
@@ -297,7 +333,8 @@ def deepfool_spectrum(
         steps=steps,
         candidates=min(candidates, classifier.num_classes),
         overshoot=float(overshoot),
+        spectrum=spectrum,
     )
 
 
-__all__ = ["DeepFoolResult", "deepfool", "deepfool_spectrum"]
+__all__ = ["SPECTRA", "DeepFoolResult", "deepfool", "deepfool_energy_sum", "deepfool_spectrum"]

@@ -21,6 +21,33 @@ never depends on the others; Adam's moments are elementwise):
 The random start (optional, off by default as in the paper) is uniform in the eps-ball, drawn from the
 counter-based streams keyed by (seed, sample id). The per-step losses become mean and std through the same code
 as the `loss_progression` metric (`hf_vitrobust.metrics.loss_progression`).
+
+What is recorded (`record`):
+
+- "every-step" (default): the cross-entropy after t updates, t = 0..steps (the clean image and every iterate,
+  the returned adversarial image included), of the first `num_images` correctly classified inputs, with the
+  exact projection onto the eps-ball and the pixel box.
+- "paul-chen-notebook": exactly the record of `analysis/pgd_attacks/PGD_ViT.ipynb` (sayakpaul/robustness-vit,
+  commit b90ba6b7). Its attack loop (`generate_adversaries`) is
+
+      delta = torch.zeros_like(image_tensor, requires_grad=True)
+      optimizer = opt = torch.optim.Adam([delta], lr=1e-3)
+      for t in range(ITERATIONS):
+          inp = torch.clamp(image_tensor + delta, -1, 1)
+          logits, _ = model(inp)
+          loss = -torch.nn.CrossEntropyLoss()(logits, torch.LongTensor([true_class_index]).to(DEVICE))
+          optimizer.zero_grad(); loss.backward(); optimizer.step()
+          delta.data.clamp_(-EPS[1], EPS[1])
+          losses.append(loss.item())
+
+  so it records -CE (negative values), computed BEFORE each of the `steps` Adam updates (t = 0..steps - 1; the
+  loss of the final adversarial image is never recorded), and projects delta onto the eps-ball only (the model
+  sees clamp(x + delta, 0, 1); delta itself may leave the pixel box). Its selection (`perturb_image`, then the
+  loop over `HUNDRED_PATHS`): every image of a fixed list of 100 random validation images is attacked, and
+  `if class_label == pred_label: all_losses.append(losses)` keeps the curves of the images whose prediction
+  BEFORE the attack is correct; the success count is `pred_label != adv_label` over those. Here the list is the
+  first `num_images` inputs; the correctness filter is applied before attacking (each image's attack is
+  independent, so the kept curves are the same and the misclassified images are not attacked in vain).
 """
 
 from __future__ import annotations
@@ -55,7 +82,12 @@ if TYPE_CHECKING:
 
 PGDMethod = Literal["adam", "sign"]
 _METHODS = ("adam", "sign")
-# Paul & Chen's ViT notebook: eps 0.002 and lr 1e-3 on inputs in [-1, 1], i.e. half of each on pixels in [0, 1].
+PGDRecord = Literal["every-step", "paul-chen-notebook"]
+RECORDS = ("every-step", "paul-chen-notebook")
+PGDProjection = Literal["ball-and-box", "ball"]
+_PROJECTIONS = ("ball-and-box", "ball")
+# Paul & Chen's ViT notebook: eps 0.002 and lr 1e-3 on inputs in [-1, 1], i.e. half of each on pixels in [0, 1]
+# (the same iterates up to Adam's eps 1e-8, which acts on gradients twice as large there).
 PAPER_EPS = 0.001
 PAPER_LR = 0.0005
 ADAM_BETAS = (0.9, 0.999)
@@ -98,6 +130,7 @@ def pgd_attack(
     step_size: float | None = None,
     steps: int = 10,
     init: torch.Tensor | None = None,
+    projection: PGDProjection = "ball-and-box",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """An untargeted L-inf attack on one batch of pixels (N, 3, H, W) in [0, 1] with labels (N,).
 
@@ -109,8 +142,18 @@ def pgd_attack(
         alpha = step_size, default 2.5 eps / steps as Madry et al.).
     init: a starting perturbation (N, 3, H, W) (the random start), clipped like torchattacks: the start is
         clamp(x + init, 0, 1).
+    projection: for "adam", where delta goes after each update: "ball-and-box" (the exact projection onto the
+        eps-ball and the pixel box) or "ball" (clamped to [-eps, eps] only, Paul & Chen's notebook
+        `delta.data.clamp_(-EPS[1], EPS[1])`; the model sees clamp(x + delta, 0, 1)). They part only where a
+        pixel reaches the box and torch.clamp passes the gradient at its bounds (subgradient 1, torch before the
+        minimum-norm fix; with gradient 0 there, both give the same iterates). "sign" always clips the image to
+        the box (torchattacks) and accepts "ball-and-box" only.
     """
     step_size = _check_attack(classifier, method, eps, step_size, steps)
+    if projection not in _PROJECTIONS:
+        raise ValueError(f"projection must be one of {_PROJECTIONS}, got {projection!r}.")
+    if method == "sign" and projection != "ball-and-box":
+        raise ValueError('projection "ball" is the notebook\'s Adam attack; method "sign" clips to the box.')
     if not isinstance(pixels, torch.Tensor) or pixels.ndim != 4 or not pixels.is_floating_point():
         raise ValueError("pixels must be a float (N, 3, H, W) tensor in [0, 1].")
     labels = torch.as_tensor(labels, dtype=torch.int64, device=pixels.device)
@@ -135,8 +178,12 @@ def pgd_attack(
             delta = torch.clamp(adversarial - clean, min=-eps, max=eps)
             adversarial = torch.clamp(clean + delta, min=0.0, max=1.0).detach()
     else:
-        lower = (-clean).clamp(min=-eps)
-        upper = (1.0 - clean).clamp(max=eps)
+        if projection == "ball":
+            lower = torch.full_like(clean, -eps)
+            upper = torch.full_like(clean, eps)
+        else:
+            lower = (-clean).clamp(min=-eps)
+            upper = (1.0 - clean).clamp(max=eps)
         delta = adversarial - clean
         first = torch.zeros_like(clean)
         second = torch.zeros_like(clean)
@@ -168,10 +215,13 @@ def pgd_attack(
 class PGDLossResult(ProbeResult):
     """Cross-entropy along an L-inf attack, per step.
 
-    loss_mean, loss_std: (steps + 1,) mean and (population) std over the images of the cross-entropy after t
-        updates, t = 0..steps (the paper's notebooks record t = 0..steps - 1). losses: (images, steps + 1) per image.
-    image_indices: which input images were attacked (the first `num_images` the model classifies correctly, in
-        input order); success_rate: fraction of them misclassified after the attack.
+    record "every-step": loss_mean, loss_std: (steps + 1,) mean and (population) std over the images of the
+        cross-entropy after t updates, t = 0..steps; losses: (images, steps + 1) per image.
+    record "paul-chen-notebook": the same of -CE before each update, t = 0..steps - 1: (steps,) and
+        (images, steps), the values Paul & Chen's notebook appends.
+    image_indices: which input images were attacked (in input order: "every-step" the first `num_images` the model
+        classifies correctly; "paul-chen-notebook" the correctly classified ones among the first `num_images`);
+        success_rate: fraction of them misclassified after the attack.
     """
 
     method: str
@@ -185,6 +235,7 @@ class PGDLossResult(ProbeResult):
     image_indices: torch.Tensor
     num_images: int
     success_rate: float
+    record: str = "every-step"
 
     @classmethod
     def probe_name(cls) -> str:
@@ -193,14 +244,15 @@ class PGDLossResult(ProbeResult):
     def plot(self, ax: Axes | None = None) -> Axes:
         """The mean loss per attack step with a band of one standard deviation (Paul & Chen's figure)."""
         ax = new_axes(ax)
-        step_axis = np.arange(self.steps + 1)
         mean = self.loss_mean.detach().cpu().double().numpy()
         std = self.loss_std.detach().cpu().double().numpy()
+        step_axis = np.arange(len(mean))
         label = f"{self.method}, eps {self.eps:g}"
         (line,) = ax.plot(step_axis, mean, marker="o", markersize=3, label=label)
         ax.fill_between(step_axis, mean - std, mean + std, color=line.get_color(), alpha=0.25, linewidth=0)
         ax.set_xlabel("attack step")
-        ax.set_ylabel("cross-entropy")
+        notebook = self.record == "paul-chen-notebook"
+        ax.set_ylabel("-cross-entropy, before each step" if notebook else "cross-entropy")
         ax.set_title(f"PGD loss progression ({self.num_images} images)")
         ax.legend(loc="upper left")
         return ax
@@ -221,6 +273,7 @@ def pgd_loss_progression(
     num_images: int | None = 100,
     limit: int | None = None,
     sample_ids: torch.Tensor | Sequence[int] | None = None,
+    record: PGDRecord = "every-step",
 ) -> PGDLossResult:
     """The cross-entropy at every step of an L-inf attack on the first `num_images` correctly classified images.
 
@@ -231,19 +284,38 @@ def pgd_loss_progression(
     num_images: how many correctly classified images to attack (the first ones in input order; fewer if the
         inputs hold fewer; None: all of them). limit: read at most this many inputs.
     sample_ids: (N,) integer ids that key each image's random start (default: as `prepare_inputs`).
+    record: "every-step" (default): CE after t = 0..steps updates, the first `num_images` correctly classified
+        inputs, exact ball-and-box projection. "paul-chen-notebook": exactly the record of Paul & Chen's
+        `analysis/pgd_attacks/PGD_ViT.ipynb` (see the module docstring): -CE before each of the `steps` updates,
+        delta clamped to the eps-ball only, the correctly classified images among the first `num_images` inputs
+        (the notebook's fixed list of 100); needs method "adam" and no random start, as the notebook.
     """
     seed = check_seed(seed)
     check_batch_size(batch_size)
     step_size = _check_attack(classifier, method, eps, step_size, steps)
     if not isinstance(random_start, bool):
         raise ValueError(f"random_start must be a bool, got {random_start!r}.")
+    if record not in RECORDS:
+        raise ValueError(f"record must be one of {RECORDS}, got {record!r}.")
+    notebook = record == "paul-chen-notebook"
+    if notebook and (method != "adam" or random_start):
+        raise ValueError(
+            'record "paul-chen-notebook" is the notebook\'s Adam attack from delta = 0: it needs method "adam" '
+            f"and random_start False, got method {method!r} and random_start {random_start!r}."
+        )
     if num_images is not None and (
         isinstance(num_images, bool) or not isinstance(num_images, int) or num_images < 1
     ):
         raise ValueError(f"num_images must be a positive int or None, got {num_images!r}.")
     inputs = prepare_inputs(classifier, images, labels, limit=limit, sample_ids=sample_ids)
+    if notebook and num_images is not None:
+        # The notebook's fixed list (its 100 random paths): the first num_images inputs, then the correct ones.
+        inputs = inputs.select(slice(0, num_images))
+    # Correct on the clean image, before any attack (the notebook's `pred_label`).
     correct = predict_logits(classifier, inputs.pixels, batch_size).argmax(dim=1) == inputs.labels
-    chosen = torch.nonzero(correct).squeeze(1)[:num_images]
+    chosen = torch.nonzero(correct).squeeze(1)
+    if not notebook:
+        chosen = chosen[:num_images]
     if chosen.numel() == 0:
         raise ValueError("The model classifies none of the images correctly: nothing to attack.")
     selected = inputs.select(chosen)
@@ -264,11 +336,13 @@ def pgd_loss_progression(
             step_size=step_size,
             steps=steps,
             init=init,
+            projection="ball" if notebook else "ball-and-box",
         )
-        losses.append(part_losses)
+        # The notebook appends `loss.item()` of loss = -CE, before each update: columns 0..steps - 1, negated.
+        losses.append(-part_losses[:, :steps] if notebook else part_losses)
         fooled.append(predictions != part_labels)
     per_image = torch.cat(losses).cpu()
-    step_ids = torch.arange(steps + 1).expand_as(per_image)
+    step_ids = torch.arange(per_image.shape[1]).expand_as(per_image)
     curve = loss_progression(step_ids.reshape(-1).numpy(), per_image.reshape(-1).double().numpy())
     return PGDLossResult(
         method=method,
@@ -282,7 +356,8 @@ def pgd_loss_progression(
         image_indices=chosen.cpu(),
         num_images=int(chosen.numel()),
         success_rate=float(torch.cat(fooled).float().mean()),
+        record=record,
     )
 
 
-__all__ = ["PAPER_EPS", "PAPER_LR", "PGDLossResult", "pgd_attack", "pgd_loss_progression"]
+__all__ = ["PAPER_EPS", "PAPER_LR", "RECORDS", "PGDLossResult", "pgd_attack", "pgd_loss_progression"]
