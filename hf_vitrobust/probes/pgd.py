@@ -28,18 +28,9 @@ What is recorded (`record`):
   the returned adversarial image included), of the first `num_images` correctly classified inputs, with the
   exact projection onto the eps-ball and the pixel box.
 - "paul-chen-notebook": exactly the record of `analysis/pgd_attacks/PGD_ViT.ipynb` (sayakpaul/robustness-vit,
-  commit b90ba6b7). Its attack loop (`generate_adversaries`) is
-
-      delta = torch.zeros_like(image_tensor, requires_grad=True)
-      optimizer = opt = torch.optim.Adam([delta], lr=1e-3)
-      for t in range(ITERATIONS):
-          inp = torch.clamp(image_tensor + delta, -1, 1)
-          logits, _ = model(inp)
-          loss = -torch.nn.CrossEntropyLoss()(logits, torch.LongTensor([true_class_index]).to(DEVICE))
-          optimizer.zero_grad(); loss.backward(); optimizer.step()
-          delta.data.clamp_(-EPS[1], EPS[1])
-          losses.append(loss.item())
-
+  commit b90ba6b7). Its attack (`generate_adversaries`) starts from delta = 0 with Adam (lr 1e-3 on its [-1, 1]
+  inputs); each of its iterations feeds the clamped image x + delta to the model, takes the negated cross-entropy
+  as the loss, steps Adam, clamps delta to [-eps, eps] and appends that loss,
   so it records -CE (negative values), computed BEFORE each of the `steps` Adam updates (t = 0..steps - 1; the
   loss of the final adversarial image is never recorded), and projects delta onto the eps-ball only (the model
   sees clamp(x + delta, 0, 1); delta itself may leave the pixel box). Its selection (`perturb_image`, then the
