@@ -385,6 +385,8 @@ class Classifier(nn.Module):
         self.register_buffer("std", std, persistent=False)
         self._layer_names: list[str] | None = None
         self._has_attention: bool | None = None
+        # input size -> whether the model runs at it (`accepts_input_size`)
+        self._accepted_sizes: dict[tuple[int, int], bool] = {}
         if id2label is None:
             config_labels = getattr(getattr(module, "config", None), "id2label", None)
             if config_labels:
@@ -493,10 +495,10 @@ class Classifier(nn.Module):
     def accepts_input_size(self, input_size: tuple[int, int]) -> bool:
         """Whether the wrapped model runs at `input_size` (one forward pass of a blank image, remembered): any size
         for most CNNs, only its own for a ViT with fixed position embeddings."""
-        size = _pair(tuple(input_size) if not isinstance(input_size, int) else input_size, "input_size")
+        size = _pair(input_size, "input_size")
         if size == self.input_size:
             return True
-        known = self.__dict__.setdefault("_accepted_sizes", {})
+        known = self._accepted_sizes
         if size not in known:
             try:
                 with self._probing():
