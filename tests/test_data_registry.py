@@ -25,6 +25,7 @@ from hf_vitrobust.data.registry import TASKS
 
 EXPECTED = {
     "imagenet-val": 1000,
+    "imagenet-train": 1000,
     "imagenet-c": 1000,
     "imagenet-p": 1000,
     "imagenet-a": 1000,
@@ -36,6 +37,7 @@ EXPECTED = {
     "cifar100-c": 100,
     "cifar10": 10,
     "cifar100": 100,
+    "cifar100-train": 100,
 }
 
 
@@ -55,7 +57,8 @@ def test_benchmark_entry_is_consistent(name):
         assert benchmark.class_subset is None
     for repo in benchmark.hub_sources:
         matched = match_schema(repo)
-        assert matched is not None and matched.schema.benchmark == name, repo
+        # The training sets read the Hub copies (and schemas) of their evaluation sets, at split "train".
+        assert matched is not None and matched.schema.benchmark == (benchmark.hub_schemas_from or name), repo
     if name in ("imagenet-p", "imagenet-9"):
         assert benchmark.default_source is None  # no Hub copy: the release folder must be given
     elif name in ("cifar10-c", "cifar100-c"):

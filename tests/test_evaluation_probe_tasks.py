@@ -384,3 +384,30 @@ def test_select_correct_and_first():
         select_images("best", 3, IDS[:8])
     with pytest.raises(ValueError, match="num_images"):
         select_images("first", 0, IDS[:8])
+
+
+@pytest.mark.parametrize(
+    "task", [task for task in PROBE_TASKS.values() if task.choices], ids=lambda task: task.name
+)
+def test_named_options_are_checked_when_the_suite_is_read(task):
+    """Every protocol switch accepts exactly its named options: the probe's default is one of them, each passes
+    `check_params`, a misspelt one fails with the closest name before any work, and a suite carrying it fails."""
+    from hf_vitrobust.evaluation.suite import suite_from_dict
+
+    signature = inspect.signature(task.probe).parameters
+    for key, valid in task.choices.items():
+        assert key in task.accepted_params, key
+        if key in signature:
+            assert signature[key].default in valid, (key, signature[key].default)
+        for value in valid:
+            assert task.check_params({key: value})[key] == value
+        named = next(value for value in valid if isinstance(value, str))
+        with pytest.raises(ValueError, match=f"{key} must be one of .*Did you mean {named!r}"):
+            task.check_params({key: named[:-1]})
+        suite = {
+            "name": "s",
+            "benchmarks": {"imagenet-val": {}},
+            "probes": {task.name: {"num_images": 4, "params": {key: 3}}},
+        }
+        with pytest.raises(ValueError, match=f"{key} must be one of"):
+            suite_from_dict(suite)

@@ -131,6 +131,9 @@ def test_mechanisms_suite_covers_park_and_kim():
     assert (noise["band"], noise["epsilon"], noise["epsilon_units"]) == ("park-kim", 0.7, "imagenet-std")
     assert suite.benchmark("imagenet-c").options["corruptions"] == list(STANDARD_CORRUPTIONS)
     assert suite.benchmark("cifar100-c").options["severities"] == [1, 2, 3, 4, 5]
+    # The training sets beside the evaluation sets: Park & Kim's Hessian and loss landscapes are measured on
+    # training mini-batches (how-do-vits-work losslandscape.ipynb passes `dataset_train`).
+    assert {"imagenet-val", "imagenet-train", "cifar100", "cifar100-train"} <= set(suite.benchmark_names)
     assert set(suite.probe_names) == {
         "hessian", "feature_fourier", "feature_variance", "cka", "frequency_noise", "lesion", "loss_landscape",
     }  # fmt: skip

@@ -99,7 +99,9 @@ def test_to_dict_is_json_and_plot_returns_axes(vit):
         "true_class_probability",
         "num_samples",
         "seed",
+        "hole",
     }
+    assert data["hole"] == "exact-area"
     from matplotlib.axes import Axes
 
     ax = result.plot()

@@ -49,6 +49,7 @@ from hf_vitrobust.evaluation.protocols import (
     default_protocol,
     model_input,
     parse_protocol_option,
+    protocol_record,
 )
 from hf_vitrobust.evaluation.runner import EvaluationConfig, EvaluationError, Runner, evaluate
 from hf_vitrobust.evaluation.scoring import benchmark_metrics, corruption_metrics, headline
@@ -191,9 +192,17 @@ def test_every_benchmark_has_a_valid_default_protocol():
         "imagenet-9",
         "cifar10",
         "cifar100",
+        "cifar100-train",
         "cifar10-c",
         "cifar100-c",
     }
+    # The training sets default as their evaluation sets do: ImageNet's model-native, CIFAR's as-released at 32.
+    assert default_protocol(BENCHMARKS["imagenet-train"]) == {"preprocessing": "model-native"}
+    assert default_protocol(BENCHMARKS["cifar100-train"]) == {"preprocessing": "as-released"}
+    assert (
+        protocol_record(BENCHMARKS["cifar100-train"], {"preprocessing": "as-released"}, {})["released_size"]
+        == 32
+    )
 
 
 @pytest.mark.parametrize(

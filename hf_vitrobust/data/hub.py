@@ -920,6 +920,9 @@ class ParquetSource(DatasetsSource):
     path: a .parquet file or a folder searched recursively, files in sorted order. Corruption and severity come
     from the schema's columns, else from the path (a Tsomaros repository name, or `<corruption>/<severity>` /
     `<corruption>/severity_<s>` folders), else from `metadata`.
+    split: keep only the files whose names say this split or no split (`split_named_by`: a downloaded repository
+        holds `data/train-*.parquet` beside `data/validation-*.parquet`); a SchemaError when none is left. None:
+        every file.
     """
 
     kind = "parquet"
@@ -934,14 +937,19 @@ class ParquetSource(DatasetsSource):
         candidates: Sequence[HubSchema] = (),
         metadata: dict[str, Any] | None = None,
         streaming: bool = True,
+        split: str | None = None,
     ) -> None:
         self.path = os.fspath(path)
+        self.split = split
         if isinstance(schema, str):
             schema = get_hub_schema(schema)
         matched = _match_path_or_parent(self.path)
         if schema is None and matched is not None:
             schema = matched.schema
         files = _parquet_files(self.path)
+        self.other_split_files = 0
+        if split is not None:
+            files, self.other_split_files = _files_of_split(self.path, files, split)
         parts = []
         for file in files:
             relative = (
@@ -959,7 +967,7 @@ class ParquetSource(DatasetsSource):
         )
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described = {
             "kind": self.kind,
             "location": self.path,
             "revision": None,
@@ -968,6 +976,10 @@ class ParquetSource(DatasetsSource):
             "generated": False,
             **self._checks_description(),
         }
+        if self.split is not None:
+            described["split"] = self.split
+            described["files_of_other_splits"] = self.other_split_files
+        return described
 
 
 def _match_path_or_parent(path: str) -> SchemaMatch | None:
@@ -981,6 +993,46 @@ def _match_path_or_parent(path: str) -> SchemaMatch | None:
         if parent == current:
             return None
         current = parent
+
+
+#: The words a file or folder name uses for each split, as `datasets` reads them (`datasets.data_files.
+#: SPLIT_KEYWORDS`: a word delimited by "-", ".", "_", " " or digits, e.g. "train-00000-of-00294.parquet").
+SPLIT_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "train": ("train", "training"),
+    "validation": ("validation", "valid", "dev", "val"),
+    "test": ("test", "testing", "eval", "evaluation"),
+}
+_SPLIT_OF_WORD = {word: split for split, words in SPLIT_KEYWORDS.items() for word in words}
+
+
+def split_named_by(name: str) -> str | None:
+    """The split ("train", "validation", "test") a file or folder name says, by `SPLIT_KEYWORDS`; None when it says
+    none, or several."""
+    found = {_SPLIT_OF_WORD[w] for w in re.split(r"[-._ 0-9]+", name.lower()) if w in _SPLIT_OF_WORD}
+    return found.pop() if len(found) == 1 else None
+
+
+def _files_of_split(root: str, files: list[str], split: str) -> tuple[list[str], int]:
+    """The parquet files of `split`: those whose name, else nearest folder at or under `root`, says it or says no
+    split; and how many were left out. Raises SchemaError when none is left."""
+    wanted = _SPLIT_OF_WORD.get(split.lower())
+    if wanted is None:  # a split no file name can say (a config's own split name): nothing to filter by
+        return files, 0
+    base = os.path.dirname(root) if os.path.isfile(root) else root
+    kept, others = [], {}
+    for file in files:
+        names = [os.path.basename(root.rstrip(os.sep)), *os.path.relpath(file, base).split(os.sep)]
+        said = next((s for s in map(split_named_by, reversed(names)) if s is not None), None)
+        if said is None or said == wanted:
+            kept.append(file)
+        else:
+            others[said] = others.get(said, 0) + 1
+    if not kept:
+        found = ", ".join(f"{n} of split {s}" for s, n in sorted(others.items()))
+        raise SchemaError(
+            f"{root}: no parquet file of split {split!r}; the files name other splits ({found})."
+        )
+    return kept, len(files) - len(kept)
 
 
 def _parquet_files(path: str) -> list[str]:

@@ -34,6 +34,8 @@ from .hub import (
     HubSchema,
     HubSource,
     ParquetSource,
+    _match_path_or_parent,
+    get_hub_schema,
     hub_schemas_for,
     match_schema,
 )
@@ -87,6 +89,12 @@ class Benchmark:
         without resizing (ImageNet-C and ImageNet-P: 224, ImageNet-C/test.py `CenterCrop(224)`; ImageNet-9: 224,
         backgrounds_challenge `ToTensor()`; CIFAR and CIFAR-C: 32, AugMix cifar.py `ToTensor()`); None where the
         images come in any size and each model's own transform resizes them.
+    split: the one split of its sources that this benchmark is (the training sets: "train"); a source's other
+        splits are other benchmarks, so `split=` naming one is refused. None: the Hub schema's default split, and
+        `split=` may choose another.
+    hub_schemas_from: the benchmark whose registered Hub schemas this one reads (imagenet-train: imagenet-val's
+        ILSVRC/imagenet-1k; cifar100-train: cifar100's uoft-cs/cifar100): the same repositories, label mapping and
+        checks, read at `split`. None: its own schemas.
     """
 
     name: str
@@ -105,6 +113,8 @@ class Benchmark:
     generated_from: str | None = None
     generated_default: str | None = None
     released_size: int | None = None
+    split: str | None = None
+    hub_schemas_from: str | None = None
 
     @property
     def num_classes(self) -> int:
@@ -121,7 +131,7 @@ class Benchmark:
 
     @property
     def hub_schemas(self) -> tuple[HubSchema, ...]:
-        return hub_schemas_for(self.name)
+        return hub_schemas_for(self.hub_schemas_from or self.name)
 
     @property
     def default_source(self) -> str | None:
@@ -147,6 +157,17 @@ BENCHMARKS: dict[str, Benchmark] = {
             task="classification",
             hub_sources=("ILSVRC/imagenet-1k",),
             splits=("validation",),
+        ),
+        _imagenet(
+            "imagenet-train",
+            "ImageNet-1k training set, 1,281,167 images of the 1000 classes; its clean top-1 is the training "
+            "accuracy. Park & Kim measure Hessian spectra and loss landscapes on its mini-batches.",
+            "Russakovsky et al., ImageNet Large Scale Visual Recognition Challenge, IJCV 2015",
+            task="classification",
+            hub_sources=("ILSVRC/imagenet-1k",),
+            splits=("train",),
+            split="train",
+            hub_schemas_from="imagenet-val",
         ),
         _imagenet(
             "imagenet-c",
@@ -264,6 +285,20 @@ BENCHMARKS: dict[str, Benchmark] = {
             splits=("train", "test"),
             folder_labels="names",
             released_size=32,
+        ),
+        Benchmark(
+            name="cifar100-train",
+            description="CIFAR-100 training set, 50,000 32x32 images of 100 fine classes; its clean top-1 is the "
+            "training accuracy. Park & Kim measure Hessian spectra and loss landscapes on its mini-batches.",
+            citation="Krizhevsky, Learning Multiple Layers of Features from Tiny Images, 2009",
+            task="classification",
+            label_space="cifar100",
+            hub_sources=("uoft-cs/cifar100",),
+            splits=("train",),
+            folder_labels="names",
+            released_size=32,
+            split="train",
+            hub_schemas_from="cifar100",
         ),
     )
 }
@@ -423,6 +458,36 @@ def _first_signal(root: str, kinds: Sequence[str], max_depth: int = 4) -> str | 
     return None
 
 
+def benchmark_split(benchmark: Benchmark, split: str | None) -> str | None:
+    """The split to read for `benchmark`: `split`, else the benchmark's own (`Benchmark.split`: "train" for the
+    training sets, None for the rest). A split other than a training set's own is refused with a ValueError naming
+    the benchmark that reads it (ILSVRC/imagenet-1k's validation split is imagenet-val, not imagenet-train)."""
+    if benchmark.split is None or not split or split == benchmark.split:
+        return split or benchmark.split
+    sources = " or ".join(benchmark.hub_sources) or "its sources"
+    holder = f" Use {benchmark.hub_schemas_from} for the other splits." if benchmark.hub_schemas_from else ""
+    raise ValueError(
+        f"{benchmark.name} reads only the {benchmark.split!r} split of {sources}; got split={split!r}.{holder}"
+    )
+
+
+def _check_label_space(bench: Benchmark, schema: HubSchema | None, spec: str) -> None:
+    """A Hub schema (given, or named by the source's path) must read the benchmark's label space: a copy of
+    another benchmark's data would be scored against labels of another numbering."""
+    owner = BENCHMARKS.get(schema.benchmark) if schema is not None else None
+    if owner is not None and owner.label_space != bench.label_space:
+        raise SchemaError(
+            f"{spec}: schema {schema.name} reads {schema.repo}, labelled in the {owner.label_space} label space "
+            f"({owner.name}); {bench.name} is scored in the {bench.label_space} label space."
+        )
+
+
+def _parquet_source(bench: Benchmark, spec: str, schema: HubSchema | None, kwargs: dict[str, Any]) -> Source:
+    named = _match_path_or_parent(spec)
+    _check_label_space(bench, schema or (named.schema if named else None), spec)
+    return ParquetSource(spec, schema, **kwargs)
+
+
 def resolve_source(
     benchmark: Benchmark | str,
     spec: str | os.PathLike,
@@ -445,9 +510,14 @@ def resolve_source(
     a Hub family is not known to publish (see `HubSource`). `release_encoding`: how "generated:" images are stored
     (see `RELEASE_ENCODINGS`): ImageNet-C "jpeg-85" (default: saved and reloaded as JPEG quality 85, as the
     released files were) or "none"; ImageNet-P "none" (default) or "h264" (the release's video compression,
-    approximated); CIFAR-C "none" only (its release is uint8 arrays)."""
+    approximated); CIFAR-C "none" only (its release is uint8 arrays). `split` defaults to the benchmark's own
+    (`benchmark_split`: "train" for imagenet-train and cifar100-train, which read imagenet-val's and cifar100's Hub
+    schemas); a parquet folder then keeps the files whose names say that split (or no split)."""
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
     spec = os.fspath(spec)
+    split = benchmark_split(bench, split)
+    if isinstance(schema, str):
+        schema = get_hub_schema(schema)
     variants = [variant] if isinstance(variant, str) else (list(variant) if variant is not None else None)
     selection = {"corruptions": corruptions, "severities": severities}
 
@@ -497,12 +567,15 @@ def resolve_source(
         return BuiltinPhotosSource()
 
     candidates = bench.hub_schemas
+    parquet = {"candidates": candidates, "streaming": streaming, "split": split, **selection}
     if os.path.exists(spec):
         if os.path.isfile(spec):
             if spec.endswith(".parquet"):
-                return ParquetSource(spec, schema, candidates=candidates, streaming=streaming, **selection)
+                return _parquet_source(bench, spec, schema, parquet)
             raise SchemaError(f"{spec}: a file; expected a folder or a .parquet file.")
         if schema is not None or match_schema(spec, candidates) is not None:
+            named = match_schema(spec)
+            _check_label_space(bench, schema or (named.schema if named else None), spec)
             return HubSource(
                 spec,
                 schema,
@@ -525,7 +598,7 @@ def resolve_source(
 
             return CifarCArraySource(spec, dataset=bench.name, **selection)
         if signal == "parquet":
-            return ParquetSource(spec, schema, candidates=candidates, streaming=streaming, **selection)
+            return _parquet_source(bench, spec, schema, parquet)
         if bench.folder_layout is None:
             raise SchemaError(f"{spec}: {bench.name} is read from its released files, not an image folder.")
         return ImageFolderSource(
@@ -541,6 +614,8 @@ def resolve_source(
     path, config, revision = parse_hub_spec(spec)
     if "/" not in path:
         raise SchemaError(f"{spec!r} is neither an existing local path nor a Hub id 'org/name'.")
+    matched = match_schema(path)
+    _check_label_space(bench, schema or (matched.schema if matched else None), spec)
     return HubSource(
         path,
         schema,
@@ -643,6 +718,7 @@ __all__ = [
     "CellLimitedSource",
     "ImageNetOSource",
     "LimitedSource",
+    "benchmark_split",
     "get_benchmark",
     "load_benchmark",
     "parse_hub_spec",

@@ -624,7 +624,10 @@ def _hessian(data: Mapping[str, Mapping[str, Any]]) -> dict[str, Figure]:
     for key, probe in data.items():
         top = as_float_array(probe.get("eigenvalues"))
         bottom = as_float_array(probe.get("bottom_eigenvalues"))
-        top = top[:, 0] if top.ndim == 2 and top.shape[1] else top.ravel()
+        if probe.get("method") == "pyhessian":  # Park & Kim pool the top-k of every batch (their issue #12)
+            top = top.ravel()
+        else:
+            top = top[:, 0] if top.ndim == 2 and top.shape[1] else top.ravel()
         bottom = bottom[:, 0] if bottom.ndim == 2 and bottom.shape[1] else bottom.ravel()
         top, bottom = top[np.isfinite(top)], bottom[np.isfinite(bottom)]
         if top.size or bottom.size:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data import BENCHMARKS, IMAGENET_9_VARIANTS
+from ..data import BENCHMARKS, IMAGENET_9_VARIANTS, benchmark_split
 from .protocols import check_protocol
 
 SUITE_NAMES = ("paper", "mechanisms", "quick", "demo")
@@ -397,6 +397,11 @@ def _check_option(bench: str, key: str, value: Any, source: str | None, where: s
     # split, in_distribution: strings ("default" for in_distribution: ImageNet-1k's validation set on the Hub).
     if not isinstance(value, str) or not value:
         raise ValueError(f"{where}: {key} must be a non-empty string, got {value!r}.")
+    if key == "split":
+        try:
+            benchmark_split(BENCHMARKS[bench], value)  # a training set reads its own split only
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
     return value
 
 
@@ -505,7 +510,7 @@ def _probe_spec(key: str, entry: Any, benchmarks: dict[str, BenchmarkSpec], wher
     if BENCHMARKS[bench].task != "classification" or BENCHMARKS[bench].corruptions:
         raise ValueError(
             f"{where}: probes read clean labelled images; {bench} is not a clean classification benchmark "
-            "(use e.g. imagenet-val, imagenet-sketch, cifar10 or cifar100)."
+            "(use e.g. imagenet-val, imagenet-train, imagenet-sketch, cifar10, cifar100 or cifar100-train)."
         )
     params = entry.get("params") or {}
     if not isinstance(params, dict):

@@ -31,7 +31,7 @@ from transformers import PreTrainedModel
 from .imagenet import IMAGENET_WNIDS, is_imagenet_1k
 
 if TYPE_CHECKING:
-    from .residual_units import ResidualUnit
+    from .residual_units import ResidualSum, ResidualUnit
 
 IMAGENET_DEFAULT_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_DEFAULT_STD = (0.229, 0.224, 0.225)
@@ -752,6 +752,27 @@ class Classifier(nn.Module):
         from .residual_units import find_residual_units
 
         return find_residual_units(self.module)
+
+    def residual_sums(self) -> list["ResidualSum"]:
+        """The embedding and every residual sum (after each attention / MLP / conv residual), in network order.
+        See `residual_units.find_residual_sums`."""
+        from .residual_units import find_residual_sums
+
+        return find_residual_sums(self.module)
+
+    def residual_sum_maps(self, pixels: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The activations at every `residual_sums()` point for `pixels` in [0, 1], by sum name in network order
+        (ViT tokens (N, tokens, dim) with their prefix tokens, CNN maps (N, C, H, W)). Gradients flow unless the
+        caller disables them."""
+        from .residual_units import recording_residual_sums
+
+        sums = self.residual_sums()
+        with recording_residual_sums(self.module, sums) as captured:
+            self(pixels)
+        missing = [s.name for s in sums if s.name not in captured]
+        if missing:
+            raise ValueError(f"{self.name}: residual sums {missing} were not reached in the forward pass.")
+        return {s.name: captured[s.name] for s in sums}
 
     def lesion(self, units: Sequence[str]) -> contextlib.AbstractContextManager[None]:
         """A context in which the named residual units contribute nothing (their branch outputs zero)."""

@@ -6,10 +6,24 @@ Park & Kim find that multi-head self-attentions (MSAs) act as low-pass filters a
 maps, while convolutions act as high-pass filters and diversify them: in a ViT the high-frequency amplitude and the
 feature map variance fall after every MSA, in a ResNet they rise in every stage.
 
-Feature maps come from `Classifier.feature_maps` (by default its `layer_names()`: the embedding and every layer or
-stage output; any `named_modules()` name can be asked for). Both probes bring every map to (N, C, h, w): CNN maps
-already are; token features (N, tokens, dim) are reshaped to the patch grid after dropping the class / distillation
-/ register tokens (see `spatial_feature_map`).
+Which feature maps (`layers`):
+- None (default): `Classifier.feature_maps` at its `layer_names()`, the embedding and every layer or stage output;
+  a list of names picks any of those or any `named_modules()` name.
+- "residual-sums" (`RESIDUAL_SUMS`, Park & Kim's granularity): `Classifier.residual_sum_maps`, the embedding and
+  every residual sum, i.e. after the attention residual and after the MLP residual of every ViT-style block, after
+  every ResNet / BiT / AlterNet block (`hf_vitrobust.models.residual_units.find_residual_sums`). Their notebooks
+  split each timm ViT block into `x + attn(norm1(x))` and `x + mlp(norm2(x))`; only at this granularity does
+  Fig. 8's alternation show (MSAs lower the high-frequency amplitude, MLPs raise it).
+
+Both probes bring every map to (N, C, h, w): CNN maps already are; token features (N, tokens, dim) are reshaped to
+the patch grid after dropping the class / distillation / register tokens (see `spatial_feature_map`).
+
+Which frequencies (`frequency_bins` of `feature_fourier`), for a square map of side h:
+- "nyquist" (default): k = 0 .. h // 2 along the diagonal, so an even side ends at the (pi, pi) corner.
+- "park-kim-notebook": `fourier_analysis.ipynb`'s half diagonal of the shifted spectrum, k = 0 .. ceil(h / 2) - 1:
+  for even h it stops one bin short of (pi, pi), at k = h / 2 - 1; for odd h both choices coincide. On white
+  noise the (pi, pi) bin alone (a real-valued DFT coefficient, like the zero frequency) reads log(2) / 2 ~ 0.35
+  lower than its complex neighbours, so the two choices differ by about that much even without any filtering.
 """
 
 from __future__ import annotations
@@ -22,8 +36,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..models.cam_targets import token_layout
+from ..models.cam_targets import TokenLayout, token_layout
 from ..models.classifier import Classifier
+from ..models.residual_units import ResidualSum
 from .base import (
     DEFAULT_BATCH_SIZE,
     ProbeResult,
@@ -39,6 +54,12 @@ if TYPE_CHECKING:
 
 # The official notebook adds this before the logarithm so that zero amplitudes stay finite.
 LOG_AMPLITUDE_EPS = 1e-6
+# `layers` value for Park & Kim's granularity: the embedding and every residual sum.
+RESIDUAL_SUMS = "residual-sums"
+# `frequency_bins` values: ours (through the Nyquist corner) and the official notebook's half diagonal.
+NYQUIST_BINS = "nyquist"
+NOTEBOOK_BINS = "park-kim-notebook"
+FREQUENCY_BINS = (NYQUIST_BINS, NOTEBOOK_BINS)
 
 
 def spatial_feature_map(features: torch.Tensor, classifier: Classifier, layer: str = "") -> torch.Tensor:
@@ -56,50 +77,98 @@ def spatial_feature_map(features: torch.Tensor, classifier: Classifier, layer: s
     )
 
 
-def diagonal_indices(height: int, width: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def check_frequency_bins(frequency_bins: str) -> str:
+    """`frequency_bins` if it is one of `FREQUENCY_BINS`, else a ValueError naming them."""
+    if frequency_bins not in FREQUENCY_BINS:
+        raise ValueError(f"frequency_bins must be one of {FREQUENCY_BINS}, got {frequency_bins!r}.")
+    return frequency_bins
+
+
+def diagonal_indices(
+    height: int, width: int, frequency_bins: str = NYQUIST_BINS
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Integer DFT indices (rows, cols) along the spectrum's diagonal from frequency 0 to the highest, and each
     point's frequency in units of pi (along the height axis).
 
-    Square maps of side h: indices k = 0 .. h // 2 on both axes, frequency 2k/h, so an even side ends at
-    exactly (pi, pi), the checkerboard. Non-square maps: min(h, w) // 2 + 1 points spread evenly on each axis."""
-    points = min(height, width) // 2 + 1
+    "nyquist", square maps of side h: indices k = 0 .. h // 2 on both axes, frequency 2k/h, so an even side ends
+    at exactly (pi, pi), the checkerboard. Non-square maps: min(h, w) // 2 + 1 points spread evenly on each axis.
+
+    "park-kim-notebook" (`fourier_analysis.ipynb`: `torch.roll` by (h // 2, w // 2), then `diag()[h // 2:]`),
+    square maps: k = 0 .. ceil(h / 2) - 1, i.e. up to h / 2 - 1 for even h and h // 2 (as "nyquist") for odd h.
+    Non-square maps (which the notebook's square reshape never makes): ceil(min(h, w) / 2) points spread evenly
+    up to ceil(h / 2) - 1 and ceil(w / 2) - 1."""
+    check_frequency_bins(frequency_bins)
+    if frequency_bins == NOTEBOOK_BINS:
+        points = (min(height, width) + 1) // 2
+        last_row, last_col = (height + 1) // 2 - 1, (width + 1) // 2 - 1
+    else:
+        points = min(height, width) // 2 + 1
+        last_row, last_col = height // 2, width // 2
     steps = torch.arange(points, dtype=torch.float64) / max(points - 1, 1)
-    rows = torch.round(steps * (height // 2)).long()
-    cols = torch.round(steps * (width // 2)).long()
+    rows = torch.round(steps * last_row).long()
+    cols = torch.round(steps * last_col).long()
     return rows, cols, rows.double() * 2 / height
 
 
-def log_amplitude_diagonal(maps: torch.Tensor) -> torch.Tensor:
+def log_amplitude_diagonal(maps: torch.Tensor, frequency_bins: str = NYQUIST_BINS) -> torch.Tensor:
     """Per image, the channel-mean log amplitude log(|FFT2(map)| + 1e-6) along the spectrum's diagonal (N, points).
 
     The official code (`fourier_analysis.ipynb`) rolls the spectrum by half its size and takes the half diagonal
-    from the centre, i.e. the unshifted spectrum at k = 0 .. ceil(h / 2) - 1. Reading k = 0 .. h // 2 gives the same
-    values, plus, for even sides, the exact (pi, pi) corner (a checkerboard's frequency) that the notebook's half
-    diagonal stops one bin short of."""
+    from the centre, i.e. the unshifted spectrum at k = 0 .. ceil(h / 2) - 1 ("park-kim-notebook"). The default
+    "nyquist" reads k = 0 .. h // 2: the same values plus, for even sides, the exact (pi, pi) corner (a
+    checkerboard's frequency) that the notebook's half diagonal stops one bin short of (see `diagonal_indices`)."""
     height, width = maps.shape[-2:]
-    rows, cols, _ = diagonal_indices(height, width)
+    rows, cols, _ = diagonal_indices(height, width, frequency_bins)
     spectrum = torch.fft.fft2(maps.to(torch.float64))
     log_amplitude = torch.log(spectrum.abs() + LOG_AMPLITUDE_EPS)
     return log_amplitude[:, :, rows.to(maps.device), cols.to(maps.device)].mean(dim=1)
 
 
+def _patch_grid(patches: int, input_size: tuple[int, int], layer: str) -> tuple[int, int]:
+    """The (rows, cols) grid of `patches` tokens with the input's aspect ratio."""
+    height, width = input_size
+    rows = round(math.sqrt(patches * height / width))
+    if rows < 1 or patches % rows or rows * width != (patches // rows) * height:
+        raise ValueError(
+            f"Layer {layer!r}: cannot place {patches} patch tokens on a {height}x{width} image's grid."
+        )
+    return rows, patches // rows
+
+
+def _residual_sum_map(features: torch.Tensor, point: ResidualSum, classifier: Classifier) -> torch.Tensor:
+    """`spatial_feature_map` of a residual sum, with the class-token count the model declares where it has one
+    that the token layout cannot infer (timm PiT)."""
+    if features.ndim != 3 or point.num_prefix_tokens is None:
+        return spatial_feature_map(features, classifier, point.name)
+    patches = int(features.shape[1]) - point.num_prefix_tokens
+    grid = _patch_grid(patches, classifier.input_size, point.name)
+    return TokenLayout(point.num_prefix_tokens, grid).to_grid(features)
+
+
 def _feature_batches(
-    classifier: Classifier, pixels: torch.Tensor, layers: Sequence[str] | None, batch_size: int
+    classifier: Classifier, pixels: torch.Tensor, layers: Sequence[str] | str | None, batch_size: int
 ) -> Iterable[tuple[slice, dict[str, torch.Tensor]]]:
+    points = {point.name: point for point in classifier.residual_sums()} if layers == RESIDUAL_SUMS else {}
     for part in batch_slices(pixels.shape[0], batch_size):
         with torch.no_grad():
-            maps = classifier.feature_maps(pixels[part], layers)
-        yield (
-            part,
-            {name: spatial_feature_map(value, classifier, name) for name, value in maps.items()},
-        )
+            if layers == RESIDUAL_SUMS:
+                maps = classifier.residual_sum_maps(pixels[part])
+                spatial = {
+                    name: _residual_sum_map(value, points[name], classifier) for name, value in maps.items()
+                }
+            else:
+                maps = classifier.feature_maps(pixels[part], layers)
+                spatial = {name: spatial_feature_map(value, classifier, name) for name, value in maps.items()}
+        yield part, spatial
 
 
-def _check_layers(layers: Sequence[str] | None) -> list[str] | None:
-    if layers is None:
-        return None
+def _check_layers(layers: Sequence[str] | str | None) -> list[str] | str | None:
+    if layers is None or layers == RESIDUAL_SUMS:
+        return layers
     if isinstance(layers, str):
-        raise TypeError("layers must be a sequence of names, not a single string.")
+        raise TypeError(
+            f"layers must be None, {RESIDUAL_SUMS!r} or a sequence of names, not a single string ({layers!r})."
+        )
     layers = list(layers)
     if not layers:
         raise ValueError("layers is empty.")
@@ -119,9 +188,10 @@ class FeatureFourierResult(ProbeResult):
     frequencies: per layer, the diagonal frequencies (units of pi) of its profile, 0 .. 1.
     profiles: per layer, the mean log amplitude at each frequency minus the value at frequency 0.
     delta_log_amplitude: per layer, the profile's last value: log amplitude at the highest frequency (pi for
-        even-sided maps) minus that at 0; higher = more high-frequency content. Maps of 1 x 1 have no
-        frequency above 0 and get NaN.
+        even-sided maps under "nyquist", (h - 2) / h pi under "park-kim-notebook") minus that at 0; higher = more
+        high-frequency content. Maps with no frequency above 0 (1 x 1, or 2 x 2 under the notebook bins) get NaN.
     num_images: how many images were averaged.
+    frequency_bins: which diagonal points were read ("nyquist" or "park-kim-notebook", see `diagonal_indices`).
     """
 
     layers: list[str]
@@ -130,6 +200,7 @@ class FeatureFourierResult(ProbeResult):
     profiles: list[list[float]]
     delta_log_amplitude: list[float]
     num_images: int
+    frequency_bins: str = NYQUIST_BINS
 
     @classmethod
     def probe_name(cls) -> str:
@@ -165,8 +236,9 @@ def feature_fourier(
     *,
     seed: int = 0,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    layers: Sequence[str] | None = None,
+    layers: Sequence[str] | str | None = None,
     limit: int | None = None,
+    frequency_bins: str = NYQUIST_BINS,
 ) -> FeatureFourierResult:
     """Δ log amplitude of the Fourier-transformed feature maps per layer (Park & Kim 2022, Fig. 2a and 8).
 
@@ -180,43 +252,54 @@ def feature_fourier(
         seed: unused (the probe is deterministic), validated for the common signature.
         batch_size: images per forward pass; the result does not depend on it.
         layers: names for `classifier.feature_maps` (default: `classifier.layer_names()`, the stage or layer
-            outputs). Park & Kim plot every residual block: `[u.block for u in classifier.residual_units()]`
-            gives each block's output for ResNets and AlterNets.
+            outputs), or "residual-sums" for Park & Kim's points: the embedding and every residual sum (two per
+            ViT block, one per ResNet / BiT / AlterNet block; `classifier.residual_sums()`).
         limit: read at most this many images of a dataset.
+        frequency_bins: "nyquist" (default: k = 0 .. h // 2, up to (pi, pi)) or "park-kim-notebook" (the
+            notebook's k = 0 .. ceil(h / 2) - 1); see `diagonal_indices`.
     """
     check_seed(seed)
     check_batch_size(batch_size)
+    check_frequency_bins(frequency_bins)
     layers = _check_layers(layers)
     inputs = prepare_inputs(classifier, images, labels, limit=limit, require_labels=False)
-    sums, shapes = log_amplitude_sums(classifier, inputs.pixels, layers, batch_size)
-    return feature_fourier_result(sums, shapes, len(inputs))
+    sums, shapes = log_amplitude_sums(classifier, inputs.pixels, layers, batch_size, frequency_bins)
+    return feature_fourier_result(sums, shapes, len(inputs), frequency_bins)
 
 
 def log_amplitude_sums(
     classifier: Classifier,
     pixels: torch.Tensor,
-    layers: Sequence[str] | None = None,
+    layers: Sequence[str] | str | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    frequency_bins: str = NYQUIST_BINS,
 ) -> tuple[dict[str, torch.Tensor], dict[str, list[int]]]:
     """What `feature_fourier` averages: per layer (in network order), the sum over the images of `pixels` of the
     channel-mean log amplitude diagonal (points,) float64, and the layer's map shape (C, h, w).
 
     Sums over disjoint sets of images add up, so a probe split into chunks can be merged exactly with
-    `feature_fourier_result`."""
+    `feature_fourier_result` (given the same `frequency_bins`)."""
+    check_frequency_bins(frequency_bins)
+    layers = _check_layers(layers)
     sums: dict[str, torch.Tensor] = {}
     shapes: dict[str, list[int]] = {}
     for _, maps in _feature_batches(classifier, pixels, layers, batch_size):
         for name, value in maps.items():
-            batch_sum = log_amplitude_diagonal(value).sum(dim=0)
+            batch_sum = log_amplitude_diagonal(value, frequency_bins).sum(dim=0)
             sums[name] = sums[name] + batch_sum if name in sums else batch_sum
             shapes[name] = list(value.shape[1:])
     return sums, shapes
 
 
 def feature_fourier_result(
-    sums: dict[str, torch.Tensor], shapes: dict[str, list[int]], num_images: int
+    sums: dict[str, torch.Tensor],
+    shapes: dict[str, list[int]],
+    num_images: int,
+    frequency_bins: str = NYQUIST_BINS,
 ) -> FeatureFourierResult:
-    """The `FeatureFourierResult` of `num_images` images from their `log_amplitude_sums` (layers in dict order)."""
+    """The `FeatureFourierResult` of `num_images` images from their `log_amplitude_sums` (layers in dict order;
+    `frequency_bins` as they were computed with)."""
+    check_frequency_bins(frequency_bins)
     if num_images < 1:
         raise ValueError(f"num_images must be positive, got {num_images!r}.")
     names = list(sums)
@@ -224,12 +307,12 @@ def feature_fourier_result(
     for name in names:
         mean = (sums[name] / num_images).cpu()
         profile = mean - mean[0]
-        _, _, freqs = diagonal_indices(*shapes[name][-2:])
+        _, _, freqs = diagonal_indices(*shapes[name][-2:], frequency_bins)
         frequencies.append(freqs.tolist())
         profiles.append(profile.tolist())
         deltas.append(float(profile[-1]) if profile.numel() > 1 else math.nan)
     return FeatureFourierResult(
-        names, [list(shapes[n]) for n in names], frequencies, profiles, deltas, num_images
+        names, [list(shapes[n]) for n in names], frequencies, profiles, deltas, num_images, frequency_bins
     )
 
 
@@ -270,15 +353,16 @@ def feature_variance(
     *,
     seed: int = 0,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    layers: Sequence[str] | None = None,
+    layers: Sequence[str] | str | None = None,
     limit: int | None = None,
 ) -> FeatureVarianceResult:
     """Spatial variance of the feature maps per layer (Park & Kim 2022, Fig. 9: MSAs reduce it, Convs raise it).
 
     For each layer, as the official `featuremap_variance.ipynb`: every channel's variance over the spatial
     positions of its (h, w) map (unbiased, `torch.var` default), averaged over channels and images. Token features
-    are first put on the patch grid without the class token. Arguments as in `feature_fourier`; the result does
-    not depend on `batch_size`.
+    are first put on the patch grid without the class token. Arguments as in `feature_fourier` (`layers`
+    "residual-sums": the notebook's points, the embedding and every residual sum); the result does not depend on
+    `batch_size`.
     """
     check_seed(seed)
     check_batch_size(batch_size)
@@ -301,8 +385,13 @@ def feature_variance(
 
 
 __all__ = [
+    "FREQUENCY_BINS",
+    "NOTEBOOK_BINS",
+    "NYQUIST_BINS",
+    "RESIDUAL_SUMS",
     "FeatureFourierResult",
     "FeatureVarianceResult",
+    "check_frequency_bins",
     "diagonal_indices",
     "feature_fourier",
     "feature_fourier_result",

@@ -1,29 +1,54 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""2-D loss landscapes along filter-normalised random directions (Li et al., "Visualizing the Loss Landscape of
-Neural Nets", NeurIPS 2018, Sec. 4; as Park & Kim, ICLR 2022, Fig. 1 left).
+"""2-D loss landscapes along normalised random directions (Li et al., "Visualizing the Loss Landscape of Neural
+Nets", NeurIPS 2018, Sec. 4; Park & Kim, "How Do Vision Transformers Work?", ICLR 2022, Fig. 1 left).
 
 The loss is evaluated at theta + x d1 + y d2 on a grid of (x, y), where d1 and d2 are Gaussian random directions
-in weight space, each *filter-normalised* (Li et al., Eq. 1): for every parameter tensor with two or more
-dimensions and each filter i (the slice along dimension 0: an output channel of a convolution, an output row of
-a linear layer), d_i <- d_i / ||d_i|| * ||theta_i||, so that a step of 1 has the scale of the weights themselves
-and scale-invariant networks (BatchNorm, LayerNorm) compare fairly. One-dimensional parameters (biases,
-BatchNorm/LayerNorm scales and shifts) get a zero direction, as Li et al. and Park & Kim's `ignore_bn`.
-Park & Kim additionally zero the directions of position embeddings and relative position tables for ViTs
-(`exclude=("pos_embed", "relative_position")` here reproduces that). Note: Park & Kim's code normalises with
-`torch.norm(d, dim=0)` (one norm per position across filters); we follow Li et al.'s per-filter definition.
+in weight space, rescaled so that a step of 1 has the scale of the weights themselves (scale-invariant networks,
+BatchNorm or LayerNorm, then compare fairly). Two rescalings (`normalization=`):
+
+- "filter" (the default): Li et al.'s filter normalisation (their Eq. 1). For every parameter with two or more
+  dimensions and each filter i (the slice along dimension 0: an output channel of a convolution, an output row of
+  a linear layer), d_i <- d_i / ||d_i|| * ||theta_i||.
+- "park-kim": Park & Kim's code (xxxnell/how-do-vits-work `ops/loss_landscapes.py`, `create_bases`), which takes
+  the norm along dimension 0 instead: d <- ||theta||_dim0 / (||d||_dim0 + 1e-7) * d, one norm per position
+  across the filters (per (input channel, kh, kw) of a convolution, per input column of a linear layer, and
+  |theta| elementwise for a (1, T, D) position embedding). It runs over the model's state_dict, so persistent
+  floating-point buffers of two or more dimensions are moved too.
+
+Tensors with fewer than two dimensions (biases, norm scales and shifts, running statistics) get a zero direction in
+both, as Li et al. and Park & Kim's `ignore_bn`; so do tensors whose name matches a regular expression of
+`exclude` (Park & Kim's `ignore_kw`, called with `PARK_KIM_EXCLUDE` = ("pos_embed", "relative_position") for
+ViTs). transformers names its position embeddings "position_embeddings": a pattern matching "pos_embed" matches them.
+
+The loss at a grid point is the NLL plus an L2 term, Park & Kim's "NLL + L2" (their README calls NLL without L2,
+on clean data, incorrect): `l2_term="half-squared"` (the default) adds (wd / 2) ||theta + x d1 + y d2||^2 with
+`weight_decay=wd`; `l2_term="park-kim"` adds wd * sum_p ||p||_2, the sum of the unsquared norms of the parameter
+tensors at the moved point (their `ops/norm.py` `l2`, plotted by losslandscape.ipynb as NLL + weight_decay * l2).
+
+`augmentation=` evaluates on training-augmented images (`hf_vitrobust.probes.augmentation`, Park & Kim's recipe:
+timm's per-image transforms, then Mixup/CutMix with label smoothing per mini-batch); the NLL is then the soft-target
+cross-entropy and the accuracy is taken against the argmax of the soft targets (their `ops/tests.py` `test`). Park
+& Kim iterate their shuffled, augmenting training DataLoader afresh at every grid point, so every point sees a new
+augmentation: `augmentation_draw="per-point"` (the default) draws it keyed by (seed, grid point, the mini-batch's
+sample ids); "fixed" uses one augmented set, keyed by (seed, the mini-batch's sample ids), for the centre and every
+point, a smoother surface from few images. Mixup pairs the images of one mini-batch, so with an augmentation the
+numbers depend on `batch_size` (Park & Kim: 96); the grouping into batches is fixed here, where their loader
+reshuffled it at every point.
+
+`loss_average="images"` (the default) averages the NLL over images; "batches" averages the per-batch mean NLLs
+(their `ops/meters.py` `AverageMeter`, which gives a smaller last batch the weight of a full one, so it depends on
+`batch_size`). The accuracy is a mean over images in both.
 
 The model is evaluated with `torch.func.functional_call` on perturbed parameter dicts, so it is never modified;
-eval mode (BatchNorm running statistics, no dropout) is used. The loss at each grid point is the mean
-cross-entropy over all given images (plus (wd / 2) ||theta + x d1 + y d2||^2 with `weight_decay=wd`, the "NLL +
-L2" Park & Kim plot; their notebook adds wd * sum_p ||p||_2 instead), together with the accuracy. Both are
-averages over images, so they do not depend on `batch_size`.
-
-The random directions come from the counter-based normal stream of `hf_vitrobust.corruptions.randomness` keyed by
-(seed, direction index): the same seed gives the same directions on every device, and no global RNG is touched.
+eval mode (BatchNorm running statistics, no dropout) is used, as their `test`. The grid is in numpy meshgrid "xy"
+order, the order in which Park & Kim visit it (y outer, x inner). The random directions come from the
+counter-based normal stream of `hf_vitrobust.corruptions.randomness` keyed by (seed, direction index): the same
+seed gives the same directions on every device, and no global RNG is touched.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Sequence
@@ -37,6 +62,7 @@ from torch.func import functional_call
 
 from ..corruptions.randomness import normal
 from ..models.classifier import Classifier
+from .augmentation import augment_batch, check_augmentation, soft_target_cross_entropy
 from .base import (
     DEFAULT_BATCH_SIZE,
     ProbeResult,
@@ -52,36 +78,127 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 _STREAM = "loss_landscape/direction"
+NORMALIZATIONS = ("filter", "park-kim")
+L2_TERMS = ("half-squared", "park-kim")
+AUGMENTATION_DRAWS = ("per-point", "fixed")
+LOSS_AVERAGES = ("images", "batches")
+# The `kws` of Park & Kim's losslandscape.ipynb.
+PARK_KIM_EXCLUDE = ("pos_embed", "relative_position")
+# Other libraries' names of a tensor that `exclude` patterns see as well (transformers' absolute position embeddings).
+_NAME_ALIASES = (("position_embeddings", "pos_embed"),)
+# Park & Kim's normalize_filter adds this to the direction's norm.
+_PARK_KIM_EPS = 1e-7
 
 
-def filter_normalized_direction(
-    params: dict[str, torch.Tensor], *, seed: int = 0, index: int = 0, exclude: Sequence[str] = ()
+def _check_choice(value: str, choices: tuple[str, ...], what: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{what} must be one of {list(choices)}, got {value!r}.")
+    return value
+
+
+def _compile_exclude(exclude: Sequence[str]) -> list[re.Pattern]:
+    if isinstance(exclude, str):
+        raise ValueError("exclude must be a sequence of regular expressions, not a single string.")
+    return [re.compile(pattern) for pattern in exclude]
+
+
+def _excluded(name: str, patterns: list[re.Pattern]) -> bool:
+    names = [name] + [name.replace(old, new) for old, new in _NAME_ALIASES if old in name]
+    return any(pattern.search(candidate) for pattern in patterns for candidate in names)
+
+
+def random_direction(
+    tensors: dict[str, torch.Tensor], *, seed: int = 0, index: int = 0
 ) -> dict[str, torch.Tensor]:
-    """A random Gaussian direction shaped like `params`, filter-normalised (Li et al. 2018, Eq. 1): each filter
-    (slice along dim 0) of a >= 2-D parameter has the norm of the same filter of the parameter; 1-D parameters and
-    parameters whose name matches a regular expression in `exclude` get zeros. `index` selects the direction
-    (0 and 1 for the two axes of a landscape)."""
+    """A float32 standard-normal tensor shaped like each of `tensors` (in their order), from the counter-based
+    stream keyed by (seed, index): the raw basis that `normalize_direction` rescales."""
     seed = check_seed(seed)
-    if not params:
+    if not tensors:
         raise ValueError("No parameters.")
-    patterns = [re.compile(pattern) for pattern in exclude]
-    first = next(iter(params.values()))
-    total = sum(p.numel() for p in params.values())
+    first = next(iter(tensors.values()))
+    total = sum(t.numel() for t in tensors.values())
     ids = torch.tensor([index], dtype=torch.int64, device=first.device)
     flat = normal(seed, ids, _STREAM, (total,), dtype=torch.float32)[0]
-    directions: dict[str, torch.Tensor] = {}
+    raw: dict[str, torch.Tensor] = {}
     offset = 0
-    for name, param in params.items():
-        raw = flat[offset : offset + param.numel()].view(param.shape)
-        offset += param.numel()
-        if param.ndim < 2 or any(pattern.search(name) for pattern in patterns):
+    for name, tensor in tensors.items():
+        raw[name] = flat[offset : offset + tensor.numel()].view(tensor.shape)
+        offset += tensor.numel()
+    return raw
+
+
+def normalize_direction(
+    raw: dict[str, torch.Tensor],
+    weights: dict[str, torch.Tensor],
+    *,
+    normalization: str = "filter",
+    exclude: Sequence[str] = (),
+) -> dict[str, torch.Tensor]:
+    """Rescale a raw direction to the scale of `weights` (see the module docstring): "filter" is Li et al.'s Eq. 1
+    (per filter, the slice along dim 0); "park-kim" their `normalize_filter` (the norm along dim 0, + 1e-7). Tensors
+    with fewer than two dimensions and those whose name matches a regular expression of `exclude` get zeros (their
+    `ignore_bn`, `ignore_kw`). Returns a direction in each weight's dtype."""
+    _check_choice(normalization, NORMALIZATIONS, "normalization")
+    patterns = _compile_exclude(exclude)
+    if raw.keys() != weights.keys():
+        raise ValueError("raw and weights must have the same names.")
+    directions: dict[str, torch.Tensor] = {}
+    for name, param in weights.items():
+        direction = raw[name]
+        if direction.shape != param.shape:
+            raise ValueError(f"{name}: direction {tuple(direction.shape)} vs weight {tuple(param.shape)}.")
+        if param.ndim < 2 or _excluded(name, patterns):
             directions[name] = torch.zeros_like(param)
             continue
         weight = param.detach().float()
-        raw_norm = raw.flatten(1).norm(dim=1).view(-1, *([1] * (param.ndim - 1)))
-        weight_norm = weight.flatten(1).norm(dim=1).view(-1, *([1] * (param.ndim - 1)))
-        directions[name] = (raw * (weight_norm / raw_norm.clamp_min(1e-12))).to(param.dtype)
+        if normalization == "filter":
+            raw_norm = direction.flatten(1).norm(dim=1).view(-1, *([1] * (param.ndim - 1)))
+            weight_norm = weight.flatten(1).norm(dim=1).view(-1, *([1] * (param.ndim - 1)))
+            directions[name] = (direction * (weight_norm / raw_norm.clamp_min(1e-12))).to(param.dtype)
+        else:
+            direction = direction.float()
+            weight_norm = torch.linalg.vector_norm(weight, dim=0, keepdim=True)
+            raw_norm = torch.linalg.vector_norm(direction, dim=0, keepdim=True)
+            directions[name] = (weight_norm / (raw_norm + _PARK_KIM_EPS) * direction).to(param.dtype)
     return directions
+
+
+def filter_normalized_direction(
+    params: dict[str, torch.Tensor],
+    *,
+    seed: int = 0,
+    index: int = 0,
+    exclude: Sequence[str] = (),
+    normalization: str = "filter",
+) -> dict[str, torch.Tensor]:
+    """A random Gaussian direction shaped like `params` (`random_direction`), normalised (`normalize_direction`:
+    Li et al.'s per-filter Eq. 1 by default, or Park & Kim's "park-kim"). `index` selects the direction (0 and 1
+    for the two axes of a landscape)."""
+    raw = random_direction(params, seed=seed, index=index)
+    return normalize_direction(raw, params, normalization=normalization, exclude=exclude)
+
+
+def landscape_tensors(classifier: Classifier, normalization: str = "filter") -> dict[str, torch.Tensor]:
+    """The tensors a landscape moves, detached: the parameters ("filter"), or for "park-kim" the model's state_dict
+    entries (in its order) that are parameters or floating-point persistent buffers, as Park & Kim's `create_bases`
+    (tied aliases and integer buffers, whose direction would be zero or truncated, are left out)."""
+    _check_choice(normalization, NORMALIZATIONS, "normalization")
+    params = {name: p.detach() for name, p in classifier.named_parameters()}
+    if normalization == "filter":
+        return params
+    buffers = dict(classifier.named_buffers())
+    tensors: dict[str, torch.Tensor] = {}
+    for name in classifier.state_dict():
+        if name in params:
+            tensors[name] = params[name]
+        elif name in buffers and buffers[name].is_floating_point():
+            tensors[name] = buffers[name].detach()
+    return tensors
+
+
+def _augmentation_seed(seed: int, point: str, batch_tag: str) -> int:
+    key = f"{seed}/{point}/{batch_tag}"
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 11
 
 
 @dataclass
@@ -89,8 +206,12 @@ class LossLandscapeResult(ProbeResult):
     """The loss surface of Li et al. (2018) / Park & Kim (2022, Fig. 1 left).
 
     x: (nx,) and y: (ny,) step sizes along the two directions; loss and accuracy: (ny, nx), entry [i, j] at
-    (x[j], y[i]) (numpy meshgrid "xy" order); center_loss: the model's own loss (x = y = 0, when the grid holds
-    0 it equals the loss there); weight_decay: the L2 coefficient included in `loss`; num_images: images used.
+    (x[j], y[i]) (numpy meshgrid "xy" order); loss = NLL + weight_decay * l2; center_loss: the model's own loss
+    (x = y = 0; with augmentation_draw "per-point" it is a draw of its own, else it equals the grid's 0 point);
+    weight_decay: the L2 coefficient included in `loss`; num_images: images used. l2: (ny, nx) the L2 term per unit
+    weight decay at each point ((1/2) ||theta||^2 for l2_term "half-squared", sum_p ||p||_2 for "park-kim"), so
+    NLL + wd' * l2 can be recomputed for another wd'; normalization, l2_term, augmentation, augmentation_draw,
+    loss_average, batch_size: the settings (see `loss_landscape`).
     """
 
     x: torch.Tensor
@@ -100,6 +221,13 @@ class LossLandscapeResult(ProbeResult):
     center_loss: float
     weight_decay: float
     num_images: int
+    l2: torch.Tensor | None = None
+    normalization: str = "filter"
+    l2_term: str = "half-squared"
+    augmentation: str | None = None
+    augmentation_draw: str = "per-point"
+    loss_average: str = "images"
+    batch_size: int | None = None
 
     @classmethod
     def probe_name(cls) -> str:
@@ -142,17 +270,34 @@ def loss_landscape(
     y_range: tuple[float, float] = (-1.0, 1.0),
     weight_decay: float = 0.0,
     exclude: Sequence[str] = (),
+    normalization: str = "filter",
+    l2_term: str = "half-squared",
+    augmentation: str | None = None,
+    augmentation_draw: str = "per-point",
+    loss_average: str = "images",
+    sample_ids: torch.Tensor | Sequence[int] | None = None,
 ) -> LossLandscapeResult:
-    """Loss and accuracy on a grid of theta + x d1 + y d2 (filter-normalised random d1, d2; see the module docstring).
+    """Loss and accuracy on a grid of theta + x d1 + y d2 (normalised random d1, d2; see the module docstring).
+
+    Park & Kim's protocol: normalization="park-kim", l2_term="park-kim", weight_decay=0.05 (cifar100_vit.yaml, used
+    for the ResNet too), exclude=PARK_KIM_EXCLUDE, augmentation="park-kim-cifar100" (or "-imagenet") on training
+    images, augmentation_draw="per-point", loss_average="batches", batch_size=96, resolution=21 on [-1, 1]^2.
 
     Args:
         classifier, images, labels: the model and labelled images (see `prepare_inputs`).
-        seed: keys the two random directions.
-        batch_size: images per forward pass (does not change the result).
+        seed: keys the two random directions and the augmentation.
+        batch_size: images per forward pass; changes the result only with an augmentation (Mixup pairs images of a
+            mini-batch) or loss_average="batches".
         resolution: grid points per axis (int) or (nx, ny); Park & Kim use 21 x 21 on [-1, 1]^2.
         x_range, y_range: the (low, high) steps along directions 1 and 2.
-        weight_decay: wd >= 0 adds (wd / 2) ||weights||^2 to the loss at every grid point.
-        exclude: regular expressions of parameter names whose direction is zero (besides all 1-D parameters).
+        weight_decay: wd >= 0, the coefficient of the L2 term added to the NLL at every point.
+        exclude: regular expressions of tensor names whose direction is zero (besides all < 2-D tensors).
+        normalization: "filter" (Li et al., per filter) or "park-kim" (their norm along dim 0, over the state_dict).
+        l2_term: "half-squared" ((1/2) ||theta||^2) or "park-kim" (sum of the parameter tensors' L2 norms).
+        augmentation: None (the images as given, integer labels) or a `TRAINING_AUGMENTATIONS` recipe.
+        augmentation_draw: "per-point" (a fresh augmentation at every grid point) or "fixed" (one for all).
+        loss_average: "images" (mean NLL over images) or "batches" (mean of the per-batch mean NLLs).
+        sample_ids: (N,) integer ids keying each image's augmentation (default: as `prepare_inputs`).
     """
     seed = check_seed(seed)
     check_batch_size(batch_size)
@@ -168,44 +313,104 @@ def loss_landscape(
     ys = _axis(tuple(y_range), resolution[1], "y_range")
     if not isinstance(weight_decay, int | float) or not math.isfinite(weight_decay) or weight_decay < 0:
         raise ValueError(f"weight_decay must be a finite float >= 0, got {weight_decay!r}.")
-    if isinstance(exclude, str):
-        raise ValueError("exclude must be a sequence of regular expressions, not a single string.")
-    inputs = prepare_inputs(classifier, images, labels)
+    _compile_exclude(exclude)
+    _check_choice(normalization, NORMALIZATIONS, "normalization")
+    _check_choice(l2_term, L2_TERMS, "l2_term")
+    _check_choice(augmentation_draw, AUGMENTATION_DRAWS, "augmentation_draw")
+    _check_choice(loss_average, LOSS_AVERAGES, "loss_average")
+    augmentation = check_augmentation(augmentation)
+    inputs = prepare_inputs(classifier, images, labels, sample_ids=sample_ids)
     assert inputs.labels is not None
-    params = {name: p.detach() for name, p in classifier.named_parameters()}
-    if not params:
+    tensors = landscape_tensors(classifier, normalization)
+    param_names = [name for name, _ in classifier.named_parameters()]
+    if not param_names:
         raise ValueError(f"{classifier.name} has no parameters.")
+    params = {name: tensors[name] for name in param_names}
     buffers = dict(classifier.named_buffers())
-    direction_x = filter_normalized_direction(params, seed=seed, index=0, exclude=exclude)
-    direction_y = filter_normalized_direction(params, seed=seed, index=1, exclude=exclude)
+    direction_x = filter_normalized_direction(
+        tensors, seed=seed, index=0, exclude=exclude, normalization=normalization
+    )
+    direction_y = filter_normalized_direction(
+        tensors, seed=seed, index=1, exclude=exclude, normalization=normalization
+    )
+    # Buffers whose direction is not zero (park-kim: >= 2-D floating-point persistent buffers).
+    moved_buffers = [name for name in tensors if name not in params and tensors[name].ndim >= 2]
     slices = list(batch_slices(len(inputs), batch_size))
+    if augmentation is not None:
+        batch_tags = [",".join(str(i) for i in inputs.sample_ids[part].tolist()) for part in slices]
 
-    def evaluate(values: dict[str, torch.Tensor]) -> tuple[float, float]:
+    def batches(point: str) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        if augmentation is None:
+            return [(inputs.pixels[part], inputs.labels[part]) for part in slices]
+        return [
+            augment_batch(
+                inputs.pixels[part],
+                inputs.labels[part],
+                recipe=augmentation,
+                seed=_augmentation_seed(seed, point, tag),
+                num_classes=classifier.num_classes,
+                sample_ids=inputs.sample_ids[part],
+            )
+            for part, tag in zip(slices, batch_tags, strict=True)
+        ]
+
+    def l2_of(values: dict[str, torch.Tensor]) -> float:
+        if l2_term == "half-squared":
+            return float(sum(v.double().pow(2).sum() for v in values.values()))
+        return float(sum(torch.linalg.vector_norm(v.double()) for v in values.values()))
+
+    def evaluate(
+        values: dict[str, torch.Tensor], state: dict[str, torch.Tensor], data: list
+    ) -> tuple[float, float, float]:
         total_loss = torch.zeros((), dtype=torch.float64, device=inputs.pixels.device)
         correct = torch.zeros((), dtype=torch.int64, device=inputs.pixels.device)
-        for part in slices:
-            logits = functional_call(
-                classifier, (values, buffers), (inputs.pixels[part],), strict=False
-            ).float()
-            target = inputs.labels[part]
-            total_loss += F.cross_entropy(logits, target, reduction="sum").double()
-            correct += (logits.argmax(-1) == target).sum()
-        loss = float(total_loss) / len(inputs)
-        if weight_decay:
-            loss += 0.5 * weight_decay * float(sum(v.double().pow(2).sum() for v in values.values()))
-        return loss, float(correct) / len(inputs)
+        for pixels, target in data:
+            logits = functional_call(classifier, (values, state), (pixels,), strict=False).float()
+            if target.ndim == 1:
+                reduction = "sum" if loss_average == "images" else "mean"
+                total_loss += F.cross_entropy(logits, target, reduction=reduction).double()
+                hard = target
+            else:
+                batch_loss = soft_target_cross_entropy(logits, target).double()
+                total_loss += batch_loss * len(target) if loss_average == "images" else batch_loss
+                hard = target.argmax(-1)
+            correct += (logits.argmax(-1) == hard).sum()
+        loss = float(total_loss) / (len(inputs) if loss_average == "images" else len(data))
+        squared_or_norms = l2_of(values)
+        if l2_term == "half-squared":
+            if weight_decay:
+                loss += 0.5 * weight_decay * squared_or_norms
+            l2 = 0.5 * squared_or_norms
+        else:
+            l2 = squared_or_norms
+            loss += weight_decay * l2
+        return loss, float(correct) / len(inputs), l2
 
+    def moved(
+        tensor: torch.Tensor, dx: torch.Tensor, dy: torch.Tensor, step_x: float, step_y: float
+    ) -> torch.Tensor:
+        if normalization == "filter":
+            return tensor + step_x * dx + step_y * dy
+        return tensor + (step_x * dx + step_y * dy)  # Park & Kim's order: ws0 + (x b1 + y b2)
+
+    fixed = batches("fixed") if augmentation is not None and augmentation_draw == "fixed" else None
     loss_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
     accuracy_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
+    l2_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
     with eval_mode(classifier):
-        center_loss, _ = evaluate(params)
+        center_data = fixed if fixed is not None else batches("center")
+        center_loss, _, _ = evaluate(params, buffers, center_data)
         for i, step_y in enumerate(ys.tolist()):
             for j, step_x in enumerate(xs.tolist()):
-                moved = {
-                    name: params[name] + step_x * direction_x[name] + step_y * direction_y[name]
+                values = {
+                    name: moved(params[name], direction_x[name], direction_y[name], step_x, step_y)
                     for name in params
                 }
-                loss_grid[i, j], accuracy_grid[i, j] = evaluate(moved)
+                state = dict(buffers)
+                for name in moved_buffers:
+                    state[name] = moved(tensors[name], direction_x[name], direction_y[name], step_x, step_y)
+                data = fixed if fixed is not None else batches(str(i * len(xs) + j))
+                loss_grid[i, j], accuracy_grid[i, j], l2_grid[i, j] = evaluate(values, state, data)
     return LossLandscapeResult(
         x=xs,
         y=ys,
@@ -214,7 +419,26 @@ def loss_landscape(
         center_loss=center_loss,
         weight_decay=float(weight_decay),
         num_images=len(inputs),
+        l2=l2_grid,
+        normalization=normalization,
+        l2_term=l2_term,
+        augmentation=augmentation,
+        augmentation_draw=augmentation_draw,
+        loss_average=loss_average,
+        batch_size=batch_size,
     )
 
 
-__all__ = ["LossLandscapeResult", "filter_normalized_direction", "loss_landscape"]
+__all__ = [
+    "AUGMENTATION_DRAWS",
+    "L2_TERMS",
+    "LOSS_AVERAGES",
+    "NORMALIZATIONS",
+    "PARK_KIM_EXCLUDE",
+    "LossLandscapeResult",
+    "filter_normalized_direction",
+    "landscape_tensors",
+    "loss_landscape",
+    "normalize_direction",
+    "random_direction",
+]

@@ -4,25 +4,41 @@
 Paul & Chen ("Vision Transformers are Robust Learners", AAAI 2022, Cutout masking analysis) mask one square region
 covering a fraction r of each image (r = 0.05, 0.1, 0.2, 0.5) with zeros and report the top-1 accuracy: ViT-L/16
 keeps more of its clean accuracy than BiT as r grows (their notebooks, on 1000 ImageNet validation images: 83.0 % ->
-60.4 % for ViT-L/16 and 79.0 % -> 52.0 % for BiT-M-R101x3 from r = 0 to r = 0.5). The hole is
-`hf_vitrobust.corruptions.occlusion.cutout` (wholly inside the image, exactly `side**2` pixels, placed by the
-per-image stream keyed by the seed and sample id); the aggregation is `hf_vitrobust.metrics.occlusion_accuracy`.
+60.4 % for ViT-L/16 and 79.0 % -> 52.0 % for BiT-M-R101x3 from r = 0 to r = 0.5; accuracy over all the listed
+images at each ratio, not relative to the clean accuracy). The aggregation is
+`hf_vitrobust.metrics.occlusion_accuracy`.
 
 Confidence: Paul & Chen's masking notebooks compute only the accuracy; where their code speaks of a prediction's
 confidence (analysis/attention_maps) it is the maximum softmax probability. The sweep reports that mean, and
 also the mean softmax probability of the true class.
+
+The hole (`hole`):
+- "exact-area" (default): `hf_vitrobust.corruptions.occlusion.cutout`, a square of side round(sqrt(r H W))
+  (the integer whose square is closest to r H W) wholly inside the image, so every image loses `side**2` pixels.
+- "albumentations-1": the rule of the notebooks' `A.Cutout(num_holes=1, max_h_size=s, max_w_size=s)` with
+  s = int(sqrt(r H W)) (floored), identical in albumentations 0.4.6 to 1.3.1 (Cutout was removed in 1.4.0):
+  a centre (y, x) uniform over {0..H} x {0..W} (`random.randint` includes both ends), the hole's top-left at
+  (y - s // 2, x - s // 2) clipped to >= 0 (a hole across the top or left edge is pushed inside), and its
+  bottom-right at top-left + s clipped to (H, W) (a hole across the bottom or right edge is cut). At r = 0.5 of
+  224 x 224 (s = 158) the masked area averages 0.413 of the image (0.047, 0.090, 0.177 at r = 0.05, 0.1,
+  0.2); "exact-area" masks 0.498 (0.050, 0.100, 0.199).
+Both rules draw their position from the same two uniforms of the counter-based "cutout" stream keyed by (seed,
+sample id), not from Python's `random`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import torch
 
-from ..corruptions.occlusion import DEFAULT_RATIOS, check_ratio, cutout, hole_side
+from ..corruptions.base import check_images, check_sample_ids
+from ..corruptions.occlusion import DEFAULT_RATIOS, STREAM, check_ratio, cutout, hole_side
+from ..corruptions.randomness import uniform
 from ..metrics.occlusion_accuracy import occlusion_accuracy
 from ..models.classifier import Classifier
 from .base import (
@@ -38,11 +54,14 @@ from .base import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+HoleRule = Literal["exact-area", "albumentations-1"]
+HOLE_RULES: tuple[str, ...] = ("exact-area", "albumentations-1")
+
 
 @dataclass
 class OcclusionResult(ProbeResult):
     """Per masking ratio (ascending): top-1 accuracy, mean maximum softmax probability (`confidence`) and mean
-    softmax probability of the true class, all fractions, over `num_samples` images."""
+    softmax probability of the true class, all fractions, over `num_samples` images; `hole`: the hole rule."""
 
     ratios: list[float]
     accuracy: list[float]
@@ -50,6 +69,7 @@ class OcclusionResult(ProbeResult):
     true_class_probability: list[float]
     num_samples: int
     seed: int
+    hole: str = "exact-area"
 
     @classmethod
     def probe_name(cls) -> str:
@@ -71,14 +91,91 @@ class OcclusionResult(ProbeResult):
         return ax
 
 
-def _check_ratios(ratios: Sequence[float], input_size: tuple[int, int]) -> list[float]:
+def check_hole(hole: str) -> str:
+    """A hole rule's name (`HOLE_RULES`); anything else is a ValueError naming them."""
+    if hole not in HOLE_RULES:
+        raise ValueError(f"hole must be one of {HOLE_RULES}, got {hole!r}.")
+    return hole
+
+
+def albumentations_hole_side(height: int, width: int, ratio: float) -> int:
+    """The side of Paul & Chen's Cutout hole: int(sqrt(ratio * H * W)), the square root floored (their notebooks'
+    `max_h_size=int(np.sqrt(224 * 224 * factor))`), so the hole's area is at most the ratio's."""
+    return int(math.sqrt(height * width * check_ratio(ratio)))
+
+
+def albumentations_centres(
+    height: int, width: int, *, seed: int = 0, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """Hole centres (N, 2) int64 (row y, column x), uniform over {0..H} x {0..W} as albumentations'
+    `random.randint(0, H)`, `random.randint(0, W)`, from the "cutout" stream keyed by (seed, sample id)."""
+    u = uniform(seed, sample_ids, STREAM, (2,), torch.float64)
+    rows = (u[:, 0] * (height + 1)).floor().long().clamp_(0, height)
+    cols = (u[:, 1] * (width + 1)).floor().long().clamp_(0, width)
+    return torch.stack((rows, cols), dim=1)
+
+
+def albumentations_cutout_mask(height: int, width: int, side: int, centres: torch.Tensor) -> torch.Tensor:
+    """Boolean masks (N, 1, H, W) of albumentations 1.x's Cutout hole of `side` at each centre (N, 2) (y, x).
+
+    As `Cutout.get_params_dependent_on_targets` (albumentations 0.4.6-1.3.1): y1 = clip(y - side // 2, 0, H),
+    y2 = clip(y1 + side, 0, H), the same for x; the hole is rows y1..y2-1, columns x1..x2-1.
+    """
+    if isinstance(side, bool) or not isinstance(side, int) or side < 0:
+        raise ValueError(f"side must be a non-negative int, got {side!r}.")
+    if centres.ndim != 2 or centres.shape[1] != 2 or centres.is_floating_point():
+        raise ValueError(
+            f"centres must be an (N, 2) integer tensor of (row, column), got {tuple(centres.shape)}."
+        )
+    y, x = centres[:, 0].long(), centres[:, 1].long()
+    if bool(((y < 0) | (y > height) | (x < 0) | (x > width)).any()):
+        raise ValueError(f"centres must lie in [0, {height}] x [0, {width}].")
+    top = (y - side // 2).clamp(0, height)
+    bottom = (top + side).clamp(max=height)
+    left = (x - side // 2).clamp(0, width)
+    right = (left + side).clamp(max=width)
+    rows = torch.arange(height, device=centres.device)
+    cols = torch.arange(width, device=centres.device)
+    inside_rows = (rows >= top[:, None]) & (rows < bottom[:, None])
+    inside_cols = (cols >= left[:, None]) & (cols < right[:, None])
+    return (inside_rows[:, :, None] & inside_cols[:, None, :])[:, None]
+
+
+def albumentations_cutout(
+    images: torch.Tensor,
+    ratio: float,
+    *,
+    seed: int = 0,
+    sample_ids: Sequence[int] | torch.Tensor | None = None,
+    fill: float = 0.0,
+) -> torch.Tensor:
+    """Paul & Chen's Cutout (their notebooks' albumentations `Cutout(num_holes=1, max_h_size=s, max_w_size=s)`,
+    s = int(sqrt(ratio H W))), one hole per image placed from our seeded stream (`albumentations_centres`).
+
+    images: (N, 3, H, W) uint8 or float in [0, 1]; same dtype and device out. fill: the hole's value in [0, 1]
+    (0 = black, albumentations' default; `round(fill * 255)` for uint8). Pixels outside the hole are unchanged.
+    """
+    check_images(images, min_size=1, name="albumentations_cutout")
+    ids = check_sample_ids(seed, sample_ids, images)
+    if isinstance(fill, bool) or not isinstance(fill, int | float) or not 0.0 <= float(fill) <= 1.0:
+        raise ValueError(f"fill must be a number in [0, 1], got {fill!r}.")
+    height, width = images.shape[-2:]
+    side = albumentations_hole_side(height, width, ratio)
+    centres = albumentations_centres(height, width, seed=seed, sample_ids=ids)
+    mask = albumentations_cutout_mask(height, width, side, centres)
+    value = round(float(fill) * 255) if images.dtype == torch.uint8 else float(fill)
+    return images.masked_fill(mask, value)
+
+
+def _check_ratios(ratios: Sequence[float], input_size: tuple[int, int], hole: str) -> list[float]:
     if isinstance(ratios, str | bytes) or not isinstance(ratios, Sequence | np.ndarray) or len(ratios) == 0:
         raise ValueError(f"ratios must be a non-empty sequence of fractions in [0, 1], got {ratios!r}.")
     checked = [check_ratio(float(r) if isinstance(r, np.floating) else r) for r in ratios]
     if len(set(checked)) != len(checked):
         raise ValueError(f"ratios must be distinct, got {list(ratios)!r}.")
-    for ratio in checked:
-        hole_side(*input_size, ratio)  # a hole that cannot fit is an error before any model work
+    if hole == "exact-area":
+        for ratio in checked:
+            hole_side(*input_size, ratio)  # a hole that cannot fit is an error before any model work
     return sorted(checked)
 
 
@@ -92,6 +189,7 @@ def occlusion_sweep(
     ratios: Sequence[float] = DEFAULT_RATIOS,
     limit: int | None = None,
     sample_ids: torch.Tensor | Sequence[int] | None = None,
+    hole: HoleRule = "exact-area",
 ) -> OcclusionResult:
     """Top-1 accuracy and mean confidence of `classifier` with one black square hole covering each ratio of the
     image area (Paul & Chen, AAAI 2022, Cutout).
@@ -103,15 +201,19 @@ def occlusion_sweep(
         ratio, and independent of `batch_size`.
     sample_ids: (N,) integer ids that key each image's hole (default: as `prepare_inputs`), so that a subset of
         the images gets the holes it gets among all of them.
+    hole: "exact-area" (default, ours: side round(sqrt(r H W)), wholly inside) or "albumentations-1" (Paul &
+        Chen's notebooks: side floor(sqrt(r H W)), centre anywhere, cut at the bottom and right edges).
     """
     seed = check_seed(seed)
+    hole = check_hole(hole)
     inputs = prepare_inputs(classifier, images, labels, limit=limit, sample_ids=sample_ids)
-    ratio_list = _check_ratios(ratios, tuple(inputs.pixels.shape[-2:]))
+    ratio_list = _check_ratios(ratios, tuple(inputs.pixels.shape[-2:]), hole)
+    mask_fn = cutout if hole == "exact-area" else albumentations_cutout
     record_ratios, correct, confidence, true_probability = [], [], [], []
     for ratio in ratio_list:
         for part in batch_slices(len(inputs), batch_size):
             batch = inputs.select(part)
-            masked = cutout(batch.pixels, ratio, seed=seed, sample_ids=batch.sample_ids)
+            masked = mask_fn(batch.pixels, ratio, seed=seed, sample_ids=batch.sample_ids)
             probabilities = predict_logits(classifier, masked, batch_size).softmax(dim=-1)
             top, prediction = probabilities.max(dim=-1)
             correct.append((prediction == batch.labels).cpu())
@@ -129,7 +231,17 @@ def occlusion_sweep(
         true_class_probability=truth.mean_confidence,
         num_samples=len(inputs),
         seed=seed,
+        hole=hole,
     )
 
 
-__all__ = ["OcclusionResult", "occlusion_sweep"]
+__all__ = [
+    "HOLE_RULES",
+    "OcclusionResult",
+    "albumentations_centres",
+    "albumentations_cutout",
+    "albumentations_cutout_mask",
+    "albumentations_hole_side",
+    "check_hole",
+    "occlusion_sweep",
+]
