@@ -75,15 +75,22 @@ def cutout_mask(
     `(H - side + 1) * (W - side + 1)` positions that keep it inside the image.
     """
     side = hole_side(height, width, ratio)
-    device = sample_ids.device
     u = uniform(seed, sample_ids, STREAM, (2,), torch.float64)
     # floor(u * k) with u in the open interval (0, 1) is uniform over 0..k-1; the clamp guards rounding.
     top = (u[:, 0] * (height - side + 1)).floor().long().clamp_(0, height - side)
     left = (u[:, 1] * (width - side + 1)).floor().long().clamp_(0, width - side)
-    rows = torch.arange(height, device=device)
-    cols = torch.arange(width, device=device)
-    inside_rows = (rows >= top[:, None]) & (rows < top[:, None] + side)
-    inside_cols = (cols >= left[:, None]) & (cols < left[:, None] + side)
+    return box_masks(height, width, top, top + side, left, left + side)
+
+
+def box_masks(
+    height: int, width: int, top: torch.Tensor, bottom: torch.Tensor, left: torch.Tensor, right: torch.Tensor
+) -> torch.Tensor:
+    """Boolean masks (N, 1, H, W), True on rows top..bottom-1 and columns left..right-1 of each image (the
+    bounds (N,) integer tensors), on their device."""
+    rows = torch.arange(height, device=top.device)
+    cols = torch.arange(width, device=top.device)
+    inside_rows = (rows >= top[:, None]) & (rows < bottom[:, None])
+    inside_cols = (cols >= left[:, None]) & (cols < right[:, None])
     return (inside_rows[:, :, None] & inside_cols[:, None, :])[:, None]
 
 

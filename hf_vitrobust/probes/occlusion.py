@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from ..corruptions.base import check_images, check_sample_ids
-from ..corruptions.occlusion import DEFAULT_RATIOS, STREAM, check_ratio, cutout, hole_side
+from ..corruptions.occlusion import DEFAULT_RATIOS, STREAM, box_masks, check_ratio, cutout, hole_side
 from ..corruptions.randomness import uniform
 from ..metrics.occlusion_accuracy import occlusion_accuracy
 from ..models.classifier import Classifier
@@ -134,11 +134,7 @@ def albumentations_cutout_mask(height: int, width: int, side: int, centres: torc
     bottom = (top + side).clamp(max=height)
     left = (x - side // 2).clamp(0, width)
     right = (left + side).clamp(max=width)
-    rows = torch.arange(height, device=centres.device)
-    cols = torch.arange(width, device=centres.device)
-    inside_rows = (rows >= top[:, None]) & (rows < bottom[:, None])
-    inside_cols = (cols >= left[:, None]) & (cols < right[:, None])
-    return (inside_rows[:, :, None] & inside_cols[:, None, :])[:, None]
+    return box_masks(height, width, top, bottom, left, right)
 
 
 def albumentations_cutout(
