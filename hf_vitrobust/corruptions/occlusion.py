@@ -114,12 +114,32 @@ def cutout(
     """
     check_images(images, min_size=1, name="cutout")
     ids = check_sample_ids(seed, sample_ids, images)
+    check_fill(fill)
+    height, width = images.shape[-2:]
+    return fill_holes(images, cutout_mask(height, width, ratio, seed=seed, sample_ids=ids), fill)
+
+
+def check_fill(fill: float) -> float:
+    """`fill` if it is a hole value in [0, 1] (0 = black), else a ValueError."""
     if isinstance(fill, bool) or not isinstance(fill, int | float) or not 0.0 <= float(fill) <= 1.0:
         raise ValueError(f"fill must be a number in [0, 1], got {fill!r}.")
-    height, width = images.shape[-2:]
-    mask = cutout_mask(height, width, ratio, seed=seed, sample_ids=ids)
+    return fill
+
+
+def fill_holes(images: torch.Tensor, mask: torch.Tensor, fill: float) -> torch.Tensor:
+    """`images` with the pixels where `mask` (N, 1, H, W) is True set to `fill` in [0, 1] (`round(fill * 255)` for
+    uint8 images); the other pixels bit for bit."""
     value = round(float(fill) * 255) if images.dtype == torch.uint8 else float(fill)
     return images.masked_fill(mask, value)
 
 
-__all__ = ["DEFAULT_RATIOS", "check_ratio", "cutout", "cutout_mask", "hole_side"]
+__all__ = [
+    "DEFAULT_RATIOS",
+    "box_masks",
+    "check_fill",
+    "check_ratio",
+    "cutout",
+    "cutout_mask",
+    "fill_holes",
+    "hole_side",
+]

@@ -93,6 +93,15 @@ def _patch_size(module: nn.Module) -> tuple[int, int] | None:
     return None
 
 
+def aspect_ratio_grid(patches: int, height: int, width: int) -> tuple[int, int] | None:
+    """The (rows, cols) grid of `patches` tokens with the aspect ratio of a height x width image, or None when
+    none has exactly that ratio."""
+    rows = round(math.sqrt(patches * height / width))
+    if rows > 0 and patches % rows == 0 and rows * width == (patches // rows) * height:
+        return rows, patches // rows
+    return None
+
+
 def token_layout(classifier: Classifier, num_tokens: int) -> TokenLayout:
     """The prefix-token count and patch grid of a token sequence of length `num_tokens` of this classifier.
 
@@ -110,10 +119,9 @@ def token_layout(classifier: Classifier, num_tokens: int) -> TokenLayout:
         if prefix >= 0 and (not isinstance(declared, int) or declared == prefix):
             return TokenLayout(prefix, grid)
     for prefix in range(num_tokens):
-        patches = num_tokens - prefix
-        rows = round(math.sqrt(patches * height / width))
-        if rows > 0 and patches % rows == 0 and rows * width == (patches // rows) * height:
-            return TokenLayout(prefix, (rows, patches // rows))
+        grid = aspect_ratio_grid(num_tokens - prefix, height, width)
+        if grid is not None:
+            return TokenLayout(prefix, grid)
     raise ValueError(
         f"{classifier.name}: cannot place {num_tokens} tokens on a patch grid of a {height}x{width} image."
     )

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..models.cam_targets import TokenLayout, token_layout
+from ..models.cam_targets import TokenLayout, aspect_ratio_grid, token_layout
 from ..models.classifier import Classifier
 from ..models.residual_units import ResidualSum
 from .base import (
@@ -124,24 +124,18 @@ def log_amplitude_diagonal(maps: torch.Tensor, frequency_bins: str = NYQUIST_BIN
     return log_amplitude[:, :, rows.to(maps.device), cols.to(maps.device)].mean(dim=1)
 
 
-def _patch_grid(patches: int, input_size: tuple[int, int], layer: str) -> tuple[int, int]:
-    """The (rows, cols) grid of `patches` tokens with the input's aspect ratio."""
-    height, width = input_size
-    rows = round(math.sqrt(patches * height / width))
-    if rows < 1 or patches % rows or rows * width != (patches // rows) * height:
-        raise ValueError(
-            f"Layer {layer!r}: cannot place {patches} patch tokens on a {height}x{width} image's grid."
-        )
-    return rows, patches // rows
-
-
 def _residual_sum_map(features: torch.Tensor, point: ResidualSum, classifier: Classifier) -> torch.Tensor:
     """`spatial_feature_map` of a residual sum, with the class-token count the model declares where it has one
     that the token layout cannot infer (timm PiT)."""
     if features.ndim != 3 or point.num_prefix_tokens is None:
         return spatial_feature_map(features, classifier, point.name)
     patches = int(features.shape[1]) - point.num_prefix_tokens
-    grid = _patch_grid(patches, classifier.input_size, point.name)
+    height, width = classifier.input_size
+    grid = aspect_ratio_grid(patches, height, width)
+    if grid is None:
+        raise ValueError(
+            f"Layer {point.name!r}: cannot place {patches} patch tokens on a {height}x{width} image's grid."
+        )
     return TokenLayout(point.num_prefix_tokens, grid).to_grid(features)
 
 

@@ -37,7 +37,16 @@ import numpy as np
 import torch
 
 from ..corruptions.base import check_images, check_sample_ids
-from ..corruptions.occlusion import DEFAULT_RATIOS, STREAM, box_masks, check_ratio, cutout, hole_side
+from ..corruptions.occlusion import (
+    DEFAULT_RATIOS,
+    STREAM,
+    box_masks,
+    check_fill,
+    check_ratio,
+    cutout,
+    fill_holes,
+    hole_side,
+)
 from ..corruptions.randomness import uniform
 from ..metrics.occlusion_accuracy import occlusion_accuracy
 from ..models.classifier import Classifier
@@ -153,14 +162,11 @@ def albumentations_cutout(
     """
     check_images(images, min_size=1, name="albumentations_cutout")
     ids = check_sample_ids(seed, sample_ids, images)
-    if isinstance(fill, bool) or not isinstance(fill, int | float) or not 0.0 <= float(fill) <= 1.0:
-        raise ValueError(f"fill must be a number in [0, 1], got {fill!r}.")
+    check_fill(fill)
     height, width = images.shape[-2:]
     side = albumentations_hole_side(height, width, ratio)
     centres = albumentations_centres(height, width, seed=seed, sample_ids=ids)
-    mask = albumentations_cutout_mask(height, width, side, centres)
-    value = round(float(fill) * 255) if images.dtype == torch.uint8 else float(fill)
-    return images.masked_fill(mask, value)
+    return fill_holes(images, albumentations_cutout_mask(height, width, side, centres), fill)
 
 
 def _check_ratios(ratios: Sequence[float], input_size: tuple[int, int], hole: str) -> list[float]:
