@@ -18,6 +18,7 @@ because one truncated file inside a `datasets` stream otherwise ends the whole s
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -995,27 +996,28 @@ def _match_path_or_parent(path: str) -> SchemaMatch | None:
         current = parent
 
 
-#: The words a file or folder name uses for each split, as `datasets` reads them (`datasets.data_files.
-#: SPLIT_KEYWORDS`: a word delimited by "-", ".", "_", " " or digits, e.g. "train-00000-of-00294.parquet").
-SPLIT_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "train": ("train", "training"),
-    "validation": ("validation", "valid", "dev", "val"),
-    "test": ("test", "testing", "eval", "evaluation"),
-}
-_SPLIT_OF_WORD = {word: split for split, words in SPLIT_KEYWORDS.items() for word in words}
+@functools.cache
+def _split_of_word() -> dict[str, str]:
+    """Each word a file or folder name uses for a split -> the split, as `datasets` reads them
+    (`datasets.data_files.SPLIT_KEYWORDS`: a word delimited by "-", ".", "_", " " or digits, e.g.
+    "train-00000-of-00294.parquet"). Imported on first use: the package does not import `datasets` on import."""
+    from datasets.data_files import SPLIT_KEYWORDS
+
+    return {word: str(split) for split, words in SPLIT_KEYWORDS.items() for word in words}
 
 
 def split_named_by(name: str) -> str | None:
-    """The split ("train", "validation", "test") a file or folder name says, by `SPLIT_KEYWORDS`; None when it says
-    none, or several."""
-    found = {_SPLIT_OF_WORD[w] for w in re.split(r"[-._ 0-9]+", name.lower()) if w in _SPLIT_OF_WORD}
+    """The split ("train", "validation", "test") a file or folder name says, by `datasets`' split keywords; None
+    when it says none, or several."""
+    words = _split_of_word()
+    found = {words[w] for w in re.split(r"[-._ 0-9]+", name.lower()) if w in words}
     return found.pop() if len(found) == 1 else None
 
 
 def _files_of_split(root: str, files: list[str], split: str) -> tuple[list[str], int]:
     """The parquet files of `split`: those whose name, else nearest folder at or under `root`, says it or says no
     split; and how many were left out. Raises SchemaError when none is left."""
-    wanted = _SPLIT_OF_WORD.get(split.lower())
+    wanted = _split_of_word().get(split.lower())
     if wanted is None:  # a split no file name can say (a config's own split name): nothing to filter by
         return files, 0
     base = os.path.dirname(root) if os.path.isfile(root) else root
