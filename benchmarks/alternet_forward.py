@@ -7,7 +7,7 @@ subprocess per implementation: peak RSS above the post-import baseline on the CP
 on the GPU.
 
 With `--official-repo PATH` (a local copy of github xxxnell/how-do-vits-work), the official model is built from
-that copy, our model gets the same weights through `hf_vitrobust.models.alternet.convert`, the max |delta logit|
+that copy, our model gets the same weights through `hf_vitrobust.models.alternet.convert_alternet_to_hf`, the max |delta logit|
 between the two is reported, and both are timed the same way. The official code is read from PATH at run time and
 is never part of this project.
 
@@ -26,7 +26,7 @@ import time
 import torch
 
 from hf_vitrobust.models.alternet import AlterNetConfig, AlterNetForImageClassification
-from hf_vitrobust.models.alternet.convert import convert_official_state_dict
+from hf_vitrobust.models.alternet.convert_alternet_to_hf import convert_official_state_dict
 
 # Our preset name -> (official builder in models/alternet.py, extra kwargs).
 OFFICIAL_BUILDERS = {

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-DEFAULT_MODEL = "builtin:efficientnet_lite0"
+from .constants import DEFAULT_MODEL
 
 
 class CLIError(Exception):
@@ -304,7 +304,8 @@ def _check_data(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .evaluation.report import load_results, merge_results, write_report
+    from .evaluation.report import write_report
+    from .evaluation.results import load_results, merge_results
 
     try:
         runs = load_results([Path(d) for d in args.dirs])

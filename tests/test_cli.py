@@ -122,7 +122,7 @@ def test_python_dash_m_runs_classify(tmp_path):
 
 
 # `vitrobust corrupt` from parquet files and Hub ids, read through the data registry (image folders: see
-# tests/test_corruptions_export.py).
+# tests/corruptions/test_corruptions_export.py).
 
 
 def _png(array: np.ndarray) -> bytes:

@@ -1,7 +1,9 @@
 """Dependencies inside the package point one way: cli -> evaluation -> probes, data, metrics -> models, corruptions.
 
-Corruptions are image operations and import no model code; metrics aggregate records and import nothing else of
-the package; models know nothing of runs; nothing imports the CLI. Each subpackage's imports of other parts of
+Under all of them lie the foundation modules `constants` (the fixed facts) and `registry` (`Registry[T]`), which
+import nothing of the package and nothing outside the standard library. Corruptions are image operations and import
+no model code; metrics aggregate records and import only the foundation; models know nothing of runs; nothing
+imports the CLI. Each subpackage's imports of other parts of
 hf_vitrobust are read from its source (static imports, relative or absolute) and checked against what it may use.
 """
 
@@ -14,17 +16,21 @@ import hf_vitrobust
 
 PACKAGE = Path(hf_vitrobust.__file__).parent
 # `package` is the package's own __init__ (its version string); `atomic_files` imports nothing of the package.
+FOUNDATION = {"constants", "registry"}
 ALLOWED: dict[str, set[str]] = {
+    "constants": set(),
+    "registry": set(),
     "atomic_files": set(),
-    "corruptions": {"atomic_files"},
-    "models": {"atomic_files"},
-    "metrics": set(),
-    "data": {"package", "corruptions", "models"},
-    "probes": {"corruptions", "data", "metrics", "models"},
-    "evaluation": {"package", "atomic_files", "corruptions", "data", "metrics", "models", "probes"},
-    "hub": {"package", "evaluation", "metrics"},
-    "training": {"package", "atomic_files", "hub", "models"},
-    "cli": {"corruptions", "data", "evaluation", "hub", "models", "training"},
+    "corruptions": {"atomic_files"} | FOUNDATION,
+    "models": {"atomic_files"} | FOUNDATION,
+    "metrics": FOUNDATION,
+    "data": {"package", "corruptions", "models"} | FOUNDATION,
+    "probes": {"corruptions", "data", "metrics", "models"} | FOUNDATION,
+    "evaluation": {"package", "atomic_files", "corruptions", "data", "metrics", "models", "probes"}
+    | FOUNDATION,
+    "hub": {"package", "evaluation", "metrics"} | FOUNDATION,
+    "training": {"package", "atomic_files", "hub", "models"} | FOUNDATION,
+    "cli": {"corruptions", "data", "evaluation", "hub", "models", "training"} | FOUNDATION,
 }
 # Folders that hold non-code or links to top-level folders (evaluate modules, card templates, the Space app).
 NOT_CODE = {"assets", "evaluate_metrics", "model_card_templates", "space_app", "__pycache__"}
@@ -82,3 +88,41 @@ def test_the_check_reads_relative_and_absolute_imports(tmp_path, monkeypatch):
     module.parent.mkdir()
     module.write_text("from ..models.classifier import Classifier\nimport hf_vitrobust.evaluation.runner\n")
     assert _imported_parts(module) == {"models", "evaluation"}
+
+
+@pytest.mark.parametrize("name", sorted(FOUNDATION))
+def test_the_foundation_imports_only_the_standard_library(name):
+    """constants and registry import nothing of the package and nothing from third parties."""
+    import sys
+
+    tree = ast.parse((PACKAGE / f"{name}.py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert not node.level, f"{name}.py has a relative import"
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported - set(sys.stdlib_module_names)
+
+
+def test_the_tests_mirror_the_package_layout():
+    """tests/<part>/ holds the tests of hf_vitrobust/<part>/; tests/ itself the top-level modules' and the
+    cross-cutting ones (the CLI, device placement, lint, this layering)."""
+    tests = Path(__file__).resolve().parent
+    folders = {
+        path.name
+        for path in tests.iterdir()
+        if path.is_dir() and path.name not in {"fixtures", "__pycache__"}
+    }
+    packages = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert folders <= packages, folders - packages
+    assert {"corruptions", "data", "evaluation", "hub", "metrics", "models", "probes", "training"} <= folders
+    # Each test of tests/<part>/ exercises hf_vitrobust.<part> (the Space app's tests: the app that hub.space stages).
+    space_app = {"test_space_app.py", "test_space_browser.py"}
+    for folder in folders:
+        for test in (tests / folder).glob("test_*.py"):
+            text = test.read_text()
+            assert f"hf_vitrobust.{folder}" in text or (folder == "hub" and test.name in space_app), test
+    top_level = {path.stem.removeprefix("test_") for path in tests.glob("test_*.py")}
+    assert top_level <= set(ALLOWED) | {"cli_train_push", "device_placement", "layering", "lint"}, top_level

@@ -5,6 +5,7 @@ Corruptions are image operations: this package imports no model code.
 """
 
 # Each module registers its corruptions on import.
+from ..constants import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
 from . import blur, color, digital, geometric, motion_glass, noise, snow, spatter, weather  # noqa: F401
 from .base import PROFILES, SEVERITIES, corrupt, get_corruption, register_corruption, registered_corruptions
 from .export import corrupt_image_folder
@@ -22,12 +23,7 @@ from .perturbations import (
 )
 
 # The reference's names and order (imagecorruptions `corruption_tuple`): the 15 of ImageNet-C, then the 4 extras
-# that Hendrycks & Dietterich hold out for validation.
-STANDARD_CORRUPTIONS = (
-    "gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
-    "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression",
-)  # fmt: skip
-EXTRA_CORRUPTIONS = ("speckle_noise", "gaussian_blur", "spatter", "saturate")
+# that Hendrycks & Dietterich hold out for validation (`hf_vitrobust.constants`).
 # The corruptions available in this version, in the reference's order.
 CORRUPTIONS = tuple(
     name for name in STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS if name in registered_corruptions()

@@ -9,14 +9,15 @@ and back, and picks the parameter profile: "imagenet" (the tables of Hendrycks &
 32x32 images).
 """
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
+from ..constants import SEVERITIES
+from ..registry import Registry
+
 PROFILES = ("imagenet", "cifar")
-SEVERITIES = (1, 2, 3, 4, 5)
 # The reference (imagecorruptions) refuses images smaller than 32x32.
 MIN_IMAGE_SIZE = 32
 
@@ -32,32 +33,27 @@ class Corruption:
     min_size: int = MIN_IMAGE_SIZE
 
 
-_REGISTRY: dict[str, Corruption] = {}
+#: Every corruption, by the reference's name, in registration order.
+CORRUPTION_REGISTRY: Registry[Corruption] = Registry("corruption")
 
 
 def register_corruption(name: str, min_size: int = MIN_IMAGE_SIZE) -> Callable[[CorruptionFn], CorruptionFn]:
     """Register `fn(images, severity, profile, seed, sample_ids)` under `name` (the reference's spelling)."""
 
     def decorator(fn: CorruptionFn) -> CorruptionFn:
-        if name in _REGISTRY:
-            raise ValueError(f"Corruption {name!r} is already registered.")
-        _REGISTRY[name] = Corruption(name, fn, min_size)
+        CORRUPTION_REGISTRY.register(name, Corruption(name, fn, min_size))
         return fn
 
     return decorator
 
 
 def registered_corruptions() -> tuple[str, ...]:
-    return tuple(_REGISTRY)
+    return CORRUPTION_REGISTRY.names()
 
 
 def get_corruption(name: str) -> Corruption:
     """The registered corruption `name`; an unknown name is a ValueError that suggests the closest one."""
-    if name not in _REGISTRY:
-        close = difflib.get_close_matches(str(name), list(_REGISTRY), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"Unknown corruption {name!r}.{hint} Available: {', '.join(_REGISTRY)}.")
-    return _REGISTRY[name]
+    return CORRUPTION_REGISTRY.get(name)
 
 
 def resolve_profile(profile: str | None, height: int, width: int) -> str:

@@ -31,7 +31,6 @@ from stream f"{name}/frame-{t}" (the same draws at every difficulty), the snow l
 the spatter liquid from "spatter/sequence-liquid".
 """
 
-import difflib
 import math
 from collections.abc import Sequence
 
@@ -39,6 +38,8 @@ import torch
 import torchvision.transforms.v2.functional as TF
 from torchvision.transforms import InterpolationMode
 
+from ..constants import PERTURBATIONS, TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS
+from ..registry import did_you_mean
 from .base import check_images, check_sample_ids, from_unit_float, to_unit_float
 from .blur import clipped_zoom_axis, gaussian_filter, lerp_along
 from .color import hsv_to_rgb, rgb_to_hsv
@@ -48,13 +49,7 @@ from .randomness import normal
 from .snow import GREY_WEIGHTS
 from .spatter import WATER_COLOR, water_mask
 
-# ImageNet-P/test.py's `--perturbation` choices; the README names the validation sequences (spatter is one).
-TEST_PERTURBATIONS = (
-    "gaussian_noise", "shot_noise", "motion_blur", "zoom_blur", "snow", "brightness", "translate", "rotate",
-    "tilt", "scale",
-)  # fmt: skip
-VALIDATION_PERTURBATIONS = ("speckle_noise", "gaussian_blur", "spatter", "shear")
-PERTURBATIONS = TEST_PERTURBATIONS + VALIDATION_PERTURBATIONS
+# ImageNet-P's perturbation names (TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS, PERTURBATIONS): `hf_vitrobust.constants`.
 
 DEFAULT_CROP = 224
 
@@ -118,8 +113,7 @@ def frame_parameters(name: str) -> tuple[float, ...]:
 
 def _check_name(name: str) -> str:
     if name not in PERTURBATIONS:
-        close = difflib.get_close_matches(str(name), PERTURBATIONS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, PERTURBATIONS)
         raise ValueError(f"Unknown perturbation {name!r}.{hint} Available: {', '.join(PERTURBATIONS)}.")
     return name
 

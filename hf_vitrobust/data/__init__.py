@@ -10,29 +10,31 @@ it (a Hub dataset, a local image folder, parquet files, CIFAR-C arrays, ImageNet
 from importlib import import_module
 from typing import Any
 
+from .benchmarks import BENCHMARKS, OPTION_NAMES, RELEASE_ENCODINGS, Benchmark, benchmark_split, get_benchmark
 from .builtin import BuiltinPhotosSource
 from .decoding import BadSampleError, DecodedImage, decode_image
-from .hub import (
+from .hub import HubSource, ParquetSource
+from .hub_datasets import hub_sources_markdown
+from .hub_labels import (
     CIFAR10_CLASSES,
     CIFAR100_CLASSES,
     CLASS_NAME_VARIANTS,
+    ClassNameVariant,
+    register_class_name_variant,
+)
+from .hub_schemas import (
     HUB_SCHEMAS,
     UNSTREAMABLE_REPOS,
-    ClassNameVariant,
     Evidence,
     HubSchema,
-    HubSource,
-    ParquetSource,
     UnstreamableRepo,
     check_streamable,
     get_hub_schema,
     hub_schemas_for,
     match_schema,
-    register_class_name_variant,
     register_hub_schema,
     register_unstreamable_repo,
 )
-from .hub_datasets import hub_sources_markdown
 from .local import ImageFolderSource
 from .protocols import (
     IMAGENET_9_CLASSES,
@@ -45,14 +47,9 @@ from .protocols import (
     imagenet_to_imagenet_9,
 )
 from .registry import (
-    BENCHMARKS,
-    RELEASE_ENCODINGS,
-    Benchmark,
     CellLimitedSource,
     ImageNetOSource,
     LimitedSource,
-    benchmark_split,
-    get_benchmark,
     load_benchmark,
     parse_hub_spec,
     resolve_source,
@@ -66,6 +63,9 @@ _LAZY = {
     "CifarCArraySource": ".cifar_c",
     "GeneratedCorruptionSource": ".generated",
     "GeneratedPerturbationSource": ".generated",
+    "GeneratedSource": ".generated",
+    "CorruptionRecipe": ".generated",
+    "PerturbationRecipe": ".generated",
 }
 
 
@@ -77,6 +77,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BENCHMARKS",
+    "OPTION_NAMES",
     "RELEASE_ENCODINGS",
     "CIFAR10_CLASSES",
     "CIFAR100_CLASSES",

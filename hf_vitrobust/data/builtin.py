@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..models.imagenet import IMAGENET_NUM_CLASSES, IMAGENET_WNIDS
+from ..constants import IMAGENET_NUM_CLASSES
+from ..models.imagenet import IMAGENET_WNIDS
 from .samples import RawSample, SchemaError, Source
 
 #: The source string that names the bundled sample.
@@ -96,6 +97,11 @@ class BuiltinPhotosSource(Source):
                 sample_id=row["file"],
                 metadata={"photo_source": row["source"], "crop": row["crop"]},
             )
+
+    @property
+    def countable(self) -> bool:
+        """The bundled photos are listed from their manifest, nothing decoded."""
+        return True
 
     def describe(self) -> dict[str, Any]:
         if self._rows is None:

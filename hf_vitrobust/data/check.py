@@ -166,8 +166,6 @@ def _check_datasets_source(
 
 def _check_any(source: Source, benchmark: Benchmark, count: int, out: SourceCheck, name: str) -> None:
     """Check one source (recursing into ImageNet-O's halves and into a generated source's clean images)."""
-    from .generated import GeneratedCorruptionSource, GeneratedPerturbationSource
-
     if isinstance(source, ImageNetOSource):
         _check_any(source.ood, benchmark, count, out, "ood")
         if source.in_distribution is not None:
@@ -177,10 +175,14 @@ def _check_any(source: Source, benchmark: Benchmark, count: int, out: SourceChec
                 "no in-distribution half: AUPR needs in_distribution= (ImageNet validation images)"
             )
         return
-    if isinstance(source, GeneratedCorruptionSource | GeneratedPerturbationSource):
-        made = source.corruptions if isinstance(source, GeneratedCorruptionSource) else source.perturbations
+    clean = source.clean_source
+    if clean is not None:
+        # A generated source names what it makes of each clean image in its provenance (corruptions of ImageNet-C
+        # and CIFAR-C, perturbations of ImageNet-P).
+        described = source.describe()
+        made = described.get("corruptions") or described.get("perturbations") or ()
         out.notes.append(f"generated on the fly from the clean source below: {', '.join(made)}")
-        _check_any(source.clean, get_benchmark(benchmark.generated_from or benchmark.name), count, out, name)
+        _check_any(clean, get_benchmark(benchmark.generated_from or benchmark.name), count, out, name)
         return
     unavailable = source.describe().get("unavailable")
     if unavailable:

@@ -13,7 +13,6 @@ Arrays are memory-mapped (`np.load(mmap_mode="r")`): only the rows being read ar
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -21,16 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import ALL_CORRUPTIONS, SEVERITIES
+from ..registry import check_known
 from .samples import RawSample, SchemaError, Source
 
-# The 19 arrays of the release, in the reference script's order (its dict `d`; file name = function name).
-CIFAR_C_CORRUPTIONS = (
-    "gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
-    "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression",
-    "speckle_noise", "gaussian_blur", "spatter", "saturate",
-)  # fmt: skip
+# The 19 arrays of the release, in the reference script's order (its dict `d`; file name = function name): the 15
+# standard corruptions, then the 4 extra ones.
+CIFAR_C_CORRUPTIONS = ALL_CORRUPTIONS
 CIFAR_C_NUM_CLASSES = {"cifar10-c": 10, "cifar100-c": 100}
-CIFAR_C_SEVERITIES = (1, 2, 3, 4, 5)
+CIFAR_C_SEVERITIES = SEVERITIES
 CIFAR_IMAGE_SHAPE = (32, 32, 3)
 LABELS_FILE = "labels.npy"
 # Rows copied out of the memory map at a time.
@@ -63,15 +61,7 @@ class CifarCArraySource(Source):
         self.dataset = dataset
         self.corruptions = tuple(CIFAR_C_CORRUPTIONS if corruptions is None else corruptions)
         self.severities = tuple(CIFAR_C_SEVERITIES if severities is None else severities)
-        unknown = [name for name in self.corruptions if name not in CIFAR_C_CORRUPTIONS]
-        if unknown:
-            hints = {name: difflib.get_close_matches(name, CIFAR_C_CORRUPTIONS, n=1) for name in unknown}
-            described = ", ".join(
-                f"{n!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for n, h in hints.items()
-            )
-            raise ValueError(
-                f"Unknown {dataset} corruption(s): {described}. Known: {', '.join(CIFAR_C_CORRUPTIONS)}."
-            )
+        check_known(self.corruptions, CIFAR_C_CORRUPTIONS, f"{dataset} corruption")
         if not self.corruptions:
             raise ValueError("corruptions must not be empty.")
         bad = [s for s in self.severities if isinstance(s, bool) or s not in CIFAR_C_SEVERITIES]
@@ -157,6 +147,11 @@ class CifarCArraySource(Source):
                             sample_id=f"{name}/{severity}/{index:05d}",
                             metadata={"corruption": name, "severity": severity},
                         )
+
+    @property
+    def countable(self) -> bool:
+        """Local arrays: listing them reads only labels.npy."""
+        return True
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -1,6 +1,10 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """ImageNet-C (or CIFAR-C) and ImageNet-P generated on the fly from a clean source, with `hf_vitrobust.corruptions`.
 
+One class, `GeneratedSource`, reads the clean source in batches and hands each batch to its recipe: a
+`CorruptionRecipe` (every corruption at every severity) or a `PerturbationRecipe` (the sequence of every
+perturbation). `GeneratedCorruptionSource` and `GeneratedPerturbationSource` build the two with their own options.
+
 The clean images are preprocessed as the reference generation script (hendrycks/robustness
 `ImageNet-C/create_c/make_imagenet_c.py`: shorter side resized to 256, center crop 224; `resize=None, crop=None`
 keeps CIFAR's 32x32), batched, and corrupted with every requested corruption at every severity. The corruption
@@ -13,7 +17,7 @@ as JPEG at quality 85 (make_imagenet_c.py's `save(quality=85, optimize=True)`) a
 (`jpeg_quality=None` turns this off); CIFAR-C keeps the uint8 arrays, as make_cifar_c.py saves them. The random
 draws still differ from the released files', and `describe()` says so.
 
-ImageNet-P sequences (`GeneratedPerturbationSource`) follow the reference `ImageNet-P/create_p/make_imagenet_p.py`:
+ImageNet-P sequences (`PerturbationRecipe`) follow the reference `ImageNet-P/create_p/make_imagenet_p.py`:
 the clean image is resized to shorter side 256 and `perturbation_sequence` makes the frames (224 centre crops), with
 the same per-sample seeding; the frames are not MP4-compressed as the released videos are (libx264, `-crf 20
 -preset veryslow`, `-tune grain` for the noise types): the difference is recorded in `describe()`.
@@ -21,15 +25,16 @@ the same per-sample seeding; the frames are not MP4-compressed as the released v
 
 from __future__ import annotations
 
-import difflib
+import abc
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
 
 from .. import __version__
-from ..corruptions import STANDARD_CORRUPTIONS, corrupt, get_corruption
-from ..corruptions.base import SEVERITIES, check_severity
+from ..constants import PERTURBATIONS, SEVERITIES, STANDARD_CORRUPTIONS, TEST_PERTURBATIONS
+from ..corruptions import corrupt, get_corruption
+from ..corruptions.base import check_severity
 from ..corruptions.digital import jpeg_round_trip
 from ..corruptions.export import (
     IMAGENET_C_CROP,
@@ -38,16 +43,18 @@ from ..corruptions.export import (
     resize_and_crop,
     stable_sample_index,
 )
-from ..corruptions.perturbations import (
-    DEFAULT_CROP,
-    FRAME_COUNTS,
-    NOISE_LEVELS,
-    PERTURBATIONS,
-    TEST_PERTURBATIONS,
-    perturbation_sequence,
-)
+from ..corruptions.perturbations import DEFAULT_CROP, FRAME_COUNTS, NOISE_LEVELS, perturbation_sequence
+from ..registry import did_you_mean
 from .imagenet_p import DIFFICULTIES, h264_round_trip
 from .samples import RawSample, Sample, SkipReport, Source
+
+#: make_imagenet_p.py resizes every validation image to shorter side 256 before making its sequence.
+IMAGENET_P_RESIZE = 256
+#: How generated ImageNet-P sequences are stored: as computed, or through the release's H.264 compression.
+VIDEO_ENCODINGS = ("none", "h264")
+
+#: A cell of a generated benchmark: (corruption, severity) or (perturbation, difficulty).
+Cell = tuple[str, int]
 
 
 def clean_batches(
@@ -86,38 +93,62 @@ def _group_by_shape(images: Sequence[torch.Tensor]) -> list[list[int]]:
     return list(groups.values())
 
 
-class GeneratedCorruptionSource(Source):
-    """Corrupted copies of a clean source's samples: for each batch of `batch_size` clean samples, every corruption
-    at every severity, in that order (the order of the stream depends on `batch_size`; the images do not).
+def _check_seed(seed: Any) -> None:
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"seed must be an int, got {seed!r}.")
 
-    clean: the clean source (its labels are kept; its skipped images are counted in its report, which this source
-        shares as `report`).
+
+class GenerationRecipe(abc.ABC):
+    """What a `GeneratedSource` makes of each clean image: one sample per cell, in the order of `cells`.
+
+    `prepare` turns a clean image into the engine's input (resize, crop); an image smaller than `min_size` once
+    prepared is skipped. `make` produces one cell for a stack of prepared images of one size, each seeded by its
+    clean sample id's stable index. `cell_metadata` is what a made sample's metadata adds for its cell, and
+    `describe` the recipe's part of the source's `describe()` (the clean source's description goes in it as
+    "clean").
+    """
+
+    #: The `describe()["kind"]` of a source of this recipe.
+    kind: str
+    #: Pixels an image needs (shorter side, once prepared).
+    min_size: int
+    cells: tuple[Cell, ...]
+
+    @abc.abstractmethod
+    def prepare(self, image: torch.Tensor) -> torch.Tensor: ...
+
+    @abc.abstractmethod
+    def make(self, cell: Cell, images: torch.Tensor, sample_ids: list[int]) -> Sequence[torch.Tensor]: ...
+
+    @abc.abstractmethod
+    def cell_metadata(self, cell: Cell) -> dict[str, Any]: ...
+
+    @abc.abstractmethod
+    def describe(self, clean: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class CorruptionRecipe(GenerationRecipe):
+    """Every corruption at every severity (ImageNet-C, CIFAR-C), cells in that order.
+
     corruptions: default the 15 standard ImageNet-C corruptions. severities: default 1..5.
     seed: seeds the random corruptions, with each clean sample id.
     resize, crop: the reference preprocessing (256, 224); None skips a step.
     jpeg_quality: the JPEG round trip of the released files (85, pixel-equal to Pillow's save and reload); None
         keeps the corrupted images as computed (the "in-memory" ImageNet-C of the imagenet-testbed, which scores
         higher than the released files).
-
-    Sample ids are "<corruption>/<severity>/<clean sample id>"; metadata is the clean sample's plus "corruption",
-    "severity" and "generated": True.
     """
+
+    kind = "generated-corruptions"
 
     def __init__(
         self,
-        clean: Source,
         corruptions: Sequence[str] | None = None,
         severities: Sequence[int] | None = None,
         seed: int = 0,
-        batch_size: int = 32,
         resize: int | None = IMAGENET_C_RESIZE,
         crop: int | None = IMAGENET_C_CROP,
         jpeg_quality: int | None = IMAGENET_C_JPEG_QUALITY,
     ) -> None:
-        super().__init__()
-        self.clean = clean
-        # One report: bad clean images are skipped (and counted once) by the clean source's own stream.
-        self.report = clean.report
         self.corruptions = tuple(STANDARD_CORRUPTIONS if corruptions is None else corruptions)
         self.severities = tuple(SEVERITIES if severities is None else severities)
         if not self.corruptions or not self.severities:
@@ -125,10 +156,7 @@ class GeneratedCorruptionSource(Source):
         self.min_size = max(get_corruption(name).min_size for name in self.corruptions)
         for severity in self.severities:
             check_severity(severity)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ValueError(f"seed must be an int, got {seed!r}.")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+        _check_seed(seed)
         if crop is not None and crop < self.min_size:
             raise ValueError(
                 f"crop {crop} is smaller than the {self.min_size} pixels these corruptions need."
@@ -140,63 +168,24 @@ class GeneratedCorruptionSource(Source):
         ):
             raise ValueError(f"jpeg_quality must be None or an integer in 1..100, got {jpeg_quality!r}.")
         self.seed = seed
-        self.batch_size = batch_size
         self.resize = resize
         self.crop = crop
         self.jpeg_quality = jpeg_quality
+        self.cells = tuple((name, severity) for name in self.corruptions for severity in self.severities)
 
-    def validate(self) -> None:
-        self.clean.validate()
+    def prepare(self, image: torch.Tensor) -> torch.Tensor:
+        return resize_and_crop(image, self.resize, self.crop)
 
-    def _batches(self) -> Iterator[list[tuple[Sample, torch.Tensor]]]:
-        return clean_batches(
-            self.clean,
-            self.report,
-            self.batch_size,
-            self.min_size,
-            lambda image: resize_and_crop(image, self.resize, self.crop),
-        )
+    def make(self, cell: Cell, images: torch.Tensor, sample_ids: list[int]) -> torch.Tensor:
+        name, severity = cell
+        corrupted = corrupt(images, name, severity, seed=self.seed, sample_ids=sample_ids)
+        return corrupted if self.jpeg_quality is None else jpeg_round_trip(corrupted, self.jpeg_quality)
 
-    def _encode_as_released(self, images: torch.Tensor) -> torch.Tensor:
-        return images if self.jpeg_quality is None else jpeg_round_trip(images, self.jpeg_quality)
+    def cell_metadata(self, cell: Cell) -> dict[str, Any]:
+        return {"corruption": cell[0], "severity": cell[1]}
 
-    def raw_samples(self) -> Iterator[RawSample]:
-        for batch in self._batches():
-            # Images of one size are corrupted together (all of them, once cropped).
-            groups = _group_by_shape([image for _, image in batch])
-            ids = [stable_sample_index(sample.sample_id) for sample, _ in batch]
-            for name in self.corruptions:
-                for severity in self.severities:
-                    corrupted: list[torch.Tensor | None] = [None] * len(batch)
-                    for positions in groups:
-                        pixels = torch.stack([batch[p][1] for p in positions])
-                        outputs = self._encode_as_released(
-                            corrupt(
-                                pixels, name, severity, seed=self.seed, sample_ids=[ids[p] for p in positions]
-                            )
-                        )
-                        for p, output in zip(positions, outputs, strict=True):
-                            corrupted[p] = output
-                    for (sample, _), image in zip(batch, corrupted, strict=True):
-                        yield RawSample(
-                            data=image,
-                            label=sample.label,
-                            sample_id=f"{name}/{severity}/{sample.sample_id}",
-                            metadata={
-                                **sample.metadata,
-                                "corruption": name,
-                                "severity": severity,
-                                "generated": True,
-                            },
-                        )
-
-    def describe(self) -> dict[str, Any]:
-        clean = self.clean.describe()
+    def describe(self, clean: dict[str, Any]) -> dict[str, Any]:
         return {
-            "kind": "generated-corruptions",
-            "location": clean.get("location"),
-            "revision": clean.get("revision"),
-            "generated": True,
             "note": "corrupted on the fly from the clean source, not the released ImageNet-C/CIFAR-C files"
             + (
                 f" (each image saved as JPEG quality {self.jpeg_quality} and decoded again, as the release's)"
@@ -216,48 +205,32 @@ class GeneratedCorruptionSource(Source):
         }
 
 
-#: make_imagenet_p.py resizes every validation image to shorter side 256 before making its sequence.
-IMAGENET_P_RESIZE = 256
-#: How generated ImageNet-P sequences are stored: as computed, or through the release's H.264 compression.
-VIDEO_ENCODINGS = ("none", "h264")
+class PerturbationRecipe(GenerationRecipe):
+    """The sequence of every perturbation (ImageNet-P), cells (perturbation, difficulty) in that order.
 
-
-class GeneratedPerturbationSource(Source):
-    """ImageNet-P sequences of a clean source's samples: for each batch of `batch_size` clean samples, the sequence
-    of every perturbation, in that order (the order of the stream depends on `batch_size`; the frames do not).
-
-    clean: the clean source (its labels are kept; this source shares its skip report as `report`).
     perturbations: default the 10 test perturbations of ImageNet-P (`TEST_PERTURBATIONS`).
     difficulty: 1, 2 or 3. The noise sequences take its noise level (the release's `<noise>_<d>` folders); the
         others are the same frames at every difficulty, which ImageNet-P's evaluation compares `d` frames apart
         (recorded in the metadata, as the release's videos are read).
     seed: seeds the noise, snow and spatter sequences, with each clean sample id (`stable_sample_index`).
-    batch_size: clean images per call of the engine (memory: about 40 MB of float64 per image and perturbation).
     resize: the reference's shorter side (256), None to keep the image; crop: the frame size (224).
     video_encoding: "none" (default): the frames as computed; "h264": each sequence encoded as the release's videos
         (`hf_vitrobust.data.imagenet_p.encode_video_as_released`) and decoded again, about 3 s per sequence on a
         CPU core. The release's own x264 build is unknown, so this approximates its compression; it is not
         bit-equal to the released files.
-
-    Each sample's image is a uint8 (T, 3, crop, crop) sequence (T = 41 for translate, 31 otherwise). Sample ids are
-    "<perturbation>/<difficulty>/<clean sample id>"; metadata is the clean sample's plus "perturbation",
-    "difficulty" and "generated": True.
     """
+
+    kind = "generated-perturbations"
 
     def __init__(
         self,
-        clean: Source,
         perturbations: Sequence[str] | None = None,
         difficulty: int = 1,
         seed: int = 0,
-        batch_size: int = 8,
         resize: int | None = IMAGENET_P_RESIZE,
         crop: int = DEFAULT_CROP,
         video_encoding: str = "none",
     ) -> None:
-        super().__init__()
-        self.clean = clean
-        self.report = clean.report
         if video_encoding not in VIDEO_ENCODINGS:
             raise ValueError(
                 f"video_encoding must be one of {', '.join(VIDEO_ENCODINGS)}, got {video_encoding!r}."
@@ -268,78 +241,42 @@ class GeneratedPerturbationSource(Source):
             raise ValueError(f"perturbations must be a non-empty list of names, got {perturbations!r}.")
         for name in self.perturbations:
             if name not in PERTURBATIONS:
-                close = difflib.get_close_matches(str(name), PERTURBATIONS, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(name, PERTURBATIONS)
                 raise ValueError(f"Unknown perturbation {name!r}.{hint} Known: {', '.join(PERTURBATIONS)}.")
         if isinstance(difficulty, bool) or difficulty not in DIFFICULTIES:
             raise ValueError(f"difficulty must be 1, 2 or 3, got {difficulty!r}.")
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ValueError(f"seed must be an int, got {seed!r}.")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+        _check_seed(seed)
         if crop < 1 or (resize is not None and resize < crop):
             raise ValueError(f"resize {resize} must be at least crop {crop} (and crop positive).")
         self.difficulty = difficulty
         self.seed = seed
-        self.batch_size = batch_size
         self.resize = resize
         self.crop = crop
-
-    def validate(self) -> None:
-        self.clean.validate()
+        self.min_size = crop
+        self.cells = tuple((name, difficulty) for name in self.perturbations)
 
     def engine_difficulty(self, name: str) -> int:
         """The `perturbation_sequence` difficulty of `name`: the noise level for the noise types, else 1."""
         return self.difficulty if name in NOISE_LEVELS else 1
 
-    def _batches(self) -> Iterator[list[tuple[Sample, torch.Tensor]]]:
-        return clean_batches(
-            self.clean,
-            self.report,
-            self.batch_size,
-            self.crop,
-            lambda image: resize_and_crop(image, self.resize, None),
+    def prepare(self, image: torch.Tensor) -> torch.Tensor:
+        return resize_and_crop(image, self.resize, None)
+
+    def make(self, cell: Cell, images: torch.Tensor, sample_ids: list[int]) -> list[torch.Tensor]:
+        name = cell[0]
+        frames = perturbation_sequence(
+            images, name, self.engine_difficulty(name), seed=self.seed, sample_ids=sample_ids, crop=self.crop
         )
+        return [
+            sequence if self.video_encoding == "none" else h264_round_trip(sequence, name)
+            for sequence in frames
+        ]
 
-    def raw_samples(self) -> Iterator[RawSample]:
-        for batch in self._batches():
-            groups = _group_by_shape([image for _, image in batch])
-            ids = [stable_sample_index(sample.sample_id) for sample, _ in batch]
-            for name in self.perturbations:
-                sequences: list[torch.Tensor | None] = [None] * len(batch)
-                for positions in groups:
-                    frames = perturbation_sequence(
-                        torch.stack([batch[p][1] for p in positions]),
-                        name,
-                        self.engine_difficulty(name),
-                        seed=self.seed,
-                        sample_ids=[ids[p] for p in positions],
-                        crop=self.crop,
-                    )
-                    for p, sequence in zip(positions, frames, strict=True):
-                        sequences[p] = (
-                            sequence if self.video_encoding == "none" else h264_round_trip(sequence, name)
-                        )
-                for (sample, _), sequence in zip(batch, sequences, strict=True):
-                    yield RawSample(
-                        data=sequence,
-                        label=sample.label,
-                        sample_id=f"{name}/{self.difficulty}/{sample.sample_id}",
-                        metadata={
-                            **sample.metadata,
-                            "perturbation": name,
-                            "difficulty": self.difficulty,
-                            "generated": True,
-                        },
-                    )
+    def cell_metadata(self, cell: Cell) -> dict[str, Any]:
+        return {"perturbation": cell[0], "difficulty": cell[1]}
 
-    def describe(self) -> dict[str, Any]:
-        clean = self.clean.describe()
+    def describe(self, clean: dict[str, Any]) -> dict[str, Any]:
         return {
-            "kind": "generated-perturbations",
-            "location": clean.get("location"),
-            "revision": clean.get("revision"),
-            "generated": True,
             "note": "perturbation sequences made on the fly from the clean source, not the released ImageNet-P "
             + (
                 "videos: no MP4 compression (make_imagenet_p.py encodes with libx264 -crf 20 -preset veryslow, "
@@ -360,4 +297,166 @@ class GeneratedPerturbationSource(Source):
         }
 
 
-__all__ = ["IMAGENET_P_RESIZE", "VIDEO_ENCODINGS", "GeneratedCorruptionSource", "GeneratedPerturbationSource"]
+class GeneratedSource(Source):
+    """Samples generated on the fly from a clean source's: for each batch of `batch_size` clean samples, every cell
+    of `recipe` in order, each for every sample of the batch (the order of the stream depends on `batch_size`;
+    the images do not, as each is seeded by its clean sample id).
+
+    clean: the clean source (its labels are kept; its skipped images are counted in its report, which this source
+        shares as `report`).
+    recipe: a `CorruptionRecipe` or a `PerturbationRecipe`.
+    batch_size: clean images per call of the engine (ImageNet-P: about 40 MB of float64 per image and
+        perturbation).
+
+    Sample ids are "<corruption>/<severity>/<clean sample id>" (or "<perturbation>/<difficulty>/..."); metadata
+    is the clean sample's plus the cell's ("corruption" and "severity", or "perturbation" and "difficulty"),
+    "generated": True and "clean_sample_id".
+    """
+
+    def __init__(self, clean: Source, recipe: GenerationRecipe, batch_size: int = 32) -> None:
+        super().__init__()
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+        self.clean = clean
+        # One report: bad clean images are skipped (and counted once) by the clean source's own stream.
+        self.report = clean.report
+        self.recipe = recipe
+        self.batch_size = batch_size
+
+    @property
+    def clean_source(self) -> Source:
+        return self.clean
+
+    @property
+    def expansion(self) -> int:
+        return len(self.recipe.cells)
+
+    def with_clean(self, clean: Source) -> GeneratedSource:
+        return GeneratedSource(clean, self.recipe, self.batch_size)
+
+    def limited(self, limit: int, per_cell: bool = False) -> Source:
+        """per_cell: the first `limit` clean images, each in every cell; else the first `limit` generated samples."""
+        return self.with_clean(self.clean.limited(limit)) if per_cell else super().limited(limit)
+
+    def count_without_decoding(self) -> int | None:
+        count = self.clean.count_without_decoding()
+        return None if count is None else count * self.expansion
+
+    def validate(self) -> None:
+        self.clean.validate()
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        recipe = self.recipe
+        for batch in clean_batches(self.clean, self.report, self.batch_size, recipe.min_size, recipe.prepare):
+            # Images of one size are processed together (all of them, once cropped).
+            groups = _group_by_shape([image for _, image in batch])
+            ids = [stable_sample_index(sample.sample_id) for sample, _ in batch]
+            for cell in recipe.cells:
+                made: list[torch.Tensor | None] = [None] * len(batch)
+                for positions in groups:
+                    pixels = torch.stack([batch[p][1] for p in positions])
+                    outputs = recipe.make(cell, pixels, [ids[p] for p in positions])
+                    for p, output in zip(positions, outputs, strict=True):
+                        made[p] = output
+                extra = recipe.cell_metadata(cell)
+                for (sample, _), image in zip(batch, made, strict=True):
+                    yield RawSample(
+                        data=image,
+                        label=sample.label,
+                        sample_id=f"{cell[0]}/{cell[1]}/{sample.sample_id}",
+                        metadata={
+                            **sample.metadata,
+                            **extra,
+                            "generated": True,
+                            "clean_sample_id": sample.sample_id,
+                        },
+                    )
+
+    def describe(self) -> dict[str, Any]:
+        clean = self.clean.describe()
+        return {
+            "kind": self.recipe.kind,
+            "location": clean.get("location"),
+            "revision": clean.get("revision"),
+            "generated": True,
+            **self.recipe.describe(clean),
+        }
+
+
+def _from_recipe(name: str) -> property:
+    return property(lambda self: getattr(self.recipe, name), doc=f"The recipe's `{name}`.")
+
+
+class GeneratedCorruptionSource(GeneratedSource):
+    """ImageNet-C / CIFAR-C of a clean source: a `GeneratedSource` with a `CorruptionRecipe` of these options (see
+    both). Each image is `make_imagenet_c.py`'s: resized to 256, center-cropped to 224, corrupted, and saved as
+    JPEG quality 85 and decoded again."""
+
+    recipe: CorruptionRecipe
+
+    def __init__(
+        self,
+        clean: Source,
+        corruptions: Sequence[str] | None = None,
+        severities: Sequence[int] | None = None,
+        seed: int = 0,
+        batch_size: int = 32,
+        resize: int | None = IMAGENET_C_RESIZE,
+        crop: int | None = IMAGENET_C_CROP,
+        jpeg_quality: int | None = IMAGENET_C_JPEG_QUALITY,
+    ) -> None:
+        recipe = CorruptionRecipe(corruptions, severities, seed, resize, crop, jpeg_quality)
+        super().__init__(clean, recipe, batch_size)
+
+    corruptions = _from_recipe("corruptions")
+    severities = _from_recipe("severities")
+    seed = _from_recipe("seed")
+    resize = _from_recipe("resize")
+    crop = _from_recipe("crop")
+    jpeg_quality = _from_recipe("jpeg_quality")
+    min_size = _from_recipe("min_size")
+
+
+class GeneratedPerturbationSource(GeneratedSource):
+    """ImageNet-P of a clean source: a `GeneratedSource` with a `PerturbationRecipe` of these options (see both).
+    Each sample's image is a uint8 (T, 3, crop, crop) sequence (T = 41 for translate, 31 otherwise)."""
+
+    recipe: PerturbationRecipe
+
+    def __init__(
+        self,
+        clean: Source,
+        perturbations: Sequence[str] | None = None,
+        difficulty: int = 1,
+        seed: int = 0,
+        batch_size: int = 8,
+        resize: int | None = IMAGENET_P_RESIZE,
+        crop: int = DEFAULT_CROP,
+        video_encoding: str = "none",
+    ) -> None:
+        recipe = PerturbationRecipe(perturbations, difficulty, seed, resize, crop, video_encoding)
+        super().__init__(clean, recipe, batch_size)
+
+    perturbations = _from_recipe("perturbations")
+    difficulty = _from_recipe("difficulty")
+    seed = _from_recipe("seed")
+    resize = _from_recipe("resize")
+    crop = _from_recipe("crop")
+    video_encoding = _from_recipe("video_encoding")
+
+    def engine_difficulty(self, name: str) -> int:
+        """The `perturbation_sequence` difficulty of `name`: the noise level for the noise types, else 1."""
+        return self.recipe.engine_difficulty(name)
+
+
+__all__ = [
+    "IMAGENET_P_RESIZE",
+    "VIDEO_ENCODINGS",
+    "CorruptionRecipe",
+    "GeneratedCorruptionSource",
+    "GeneratedPerturbationSource",
+    "GeneratedSource",
+    "GenerationRecipe",
+    "PerturbationRecipe",
+    "clean_batches",
+]

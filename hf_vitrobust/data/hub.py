@@ -1,13 +1,11 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""Benchmarks on the Hugging Face Hub, read through `datasets.load_dataset(..., streaming=True)`.
+"""Benchmarks on the Hugging Face Hub, read through `datasets.load_dataset(..., streaming=True)`: `HubSource` (a Hub
+id, or a local copy laid out like the repository) and `ParquetSource` (downloaded parquet files), both
+`DatasetsSource`s.
 
-Every Hub copy of an ImageNet variant labels its images differently: a ClassLabel of the 1000 wnids, a
-ClassLabel of the 1000 human-readable names, 200-class indices of ImageNet-A/R, a plain `wnid` string column, a
-plain integer, or no label at all. Each known repository therefore has a declarative `HubSchema` (like timm's
-pretrained-config registry): which config/split/revision to read, which columns hold the image, the label, the
-corruption and the severity, how to map the label onto the benchmark's label space (always through the wnid or a
-verified class-name list, never by position alone), what is known to exist (splits, corruption cells, row counts)
-and the evidence for each fact. The registered repositories themselves, with that evidence, are in `hub_datasets`.
+How each known repository stores its benchmark is its `HubSchema` (`hub_schemas`); how its label column becomes a
+benchmark label is `LabelMap` (`hub_labels`); the registered repositories, with the evidence for every fact, are in
+`hub_datasets`. The names of those modules are importable from here too.
 
 `validate()` runs before any image is decoded: it reads the `features` of each part (the parquet schema / dataset
 card), checks the columns and the label names, reads the first batch of labels (their range must fit the label
@@ -22,467 +20,43 @@ import functools
 import logging
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..models.imagenet import (
-    IMAGENET_CLASS_NAMES,
-    IMAGENET_NUM_CLASSES,
-    IMAGENET_WNIDS,
-    imagenet_wnid_to_index,
-)
+from ..constants import ALL_CORRUPTIONS, STANDARD_CORRUPTIONS
 from .decoding import IMAGE_FILE_EXTENSIONS
-from .protocols import ClassSubset
-from .samples import NO_LABEL, RawSample, SchemaError, Source
+from .hub_labels import (
+    CIFAR10_CLASSES,
+    CIFAR100_CLASSES,
+    CLASS_NAME_VARIANTS,
+    ClassNameVariant,
+    LabelMap,
+    register_class_name_variant,
+)
+from .hub_schemas import (
+    HUB_SCHEMAS,
+    LABEL_MODES,
+    LAYOUTS,
+    UNSTREAMABLE_REPOS,
+    Evidence,
+    HubSchema,
+    SchemaMatch,
+    UnstreamableRepo,
+    check_streamable,
+    get_hub_schema,
+    hub_schemas_for,
+    match_schema,
+    normalise_corruption,
+    register_hub_schema,
+    register_unstreamable_repo,
+)
+from .samples import RawSample, SchemaError, Source
 
 logger = logging.getLogger(__name__)
 
-#: CIFAR-10's classes in label order (Krizhevsky 2009, `batches.meta`).
-CIFAR10_CLASSES: tuple[str, ...] = (
-    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
-)  # fmt: skip
-
-#: CIFAR-100's 100 fine classes in label order (alphabetical, as in `meta["fine_label_names"]`).
-CIFAR100_CLASSES: tuple[str, ...] = (
-    "apple", "aquarium_fish", "baby", "bear", "beaver", "bed", "bee", "beetle", "bicycle", "bottle", "bowl", "boy",
-    "bridge", "bus", "butterfly", "camel", "can", "castle", "caterpillar", "cattle", "chair", "chimpanzee", "clock",
-    "cloud", "cockroach", "couch", "crab", "crocodile", "cup", "dinosaur", "dolphin", "elephant", "flatfish",
-    "forest", "fox", "girl", "hamster", "house", "kangaroo", "keyboard", "lamp", "lawn_mower", "leopard", "lion",
-    "lizard", "lobster", "man", "maple_tree", "motorcycle", "mountain", "mouse", "mushroom", "oak_tree", "orange",
-    "orchid", "otter", "palm_tree", "pear", "pickup_truck", "pine_tree", "plain", "plate", "poppy", "porcupine",
-    "possum", "rabbit", "raccoon", "ray", "road", "rocket", "rose", "sea", "seal", "shark", "shrew", "skunk",
-    "skyscraper", "snail", "snake", "spider", "squirrel", "streetcar", "sunflower", "sweet_pepper", "table", "tank",
-    "telephone", "television", "tiger", "tractor", "train", "trout", "tulip", "turtle", "wardrobe", "whale",
-    "willow_tree", "wolf", "woman", "worm",
-)  # fmt: skip
-
-#: How a schema's label column maps onto the benchmark's label space.
-#: - "wnid_names": a ClassLabel whose names are wnids -> ImageNet-1k index by wnid.
-#: - "imagenet_names": a ClassLabel of the 1000 classes (wnids, or names verified against the standard list).
-#: - "subset_index": 200-class numbering of the benchmark's `ClassSubset` (a ClassLabel of wnids/names).
-#: - "wnid_column": a string column of wnids.
-#: - "cifar10" / "cifar100": CIFAR's own label indices (a ClassLabel's names are verified).
-#: - "none": no label; every image is out-of-distribution (ImageNet-O). A ClassLabel that is there (ImageNet-O's
-#:   folders name the class each image was confused with) must name the benchmark's class subset, then is ignored.
-#: A plain integer column is accepted only by a schema with `int_labels=True` (the dataset really stores one):
-#: it is read as the label space's own index order (ImageNet-1k, CIFAR, or the subset's numbering).
-LABEL_MODES = ("wnid_names", "imagenet_names", "subset_index", "wnid_column", "cifar10", "cifar100", "none")
-
-#: File layouts of a repository: parquet shards, or one image file per row (`imagefolder`).
-LAYOUTS = ("parquet", "imagefolder")
-
 #: Labels read from each part before any image is decoded: their range is checked against the label mode.
 FIRST_BATCH_ROWS = 32
-
-_WNID = re.compile(r"^n\d{8}$")
-_WNID_IN_NAME = re.compile(r"\bn\d{8}\b")
-
-
-def _normalise_name(name: str) -> str:
-    return " ".join(str(name).replace("_", " ").lower().split())
-
-
-def normalise_corruption(name: str) -> str:
-    """A corruption name in the reference's spelling: "Gaussian Noise" / "gaussian-noise" -> "gaussian_noise"."""
-    return "_".join(str(name).replace("-", " ").lower().split())
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One fact about a Hub dataset, where it was read (a public page, or `owner/repo@commit:path`) and when (the
-    date of the page or commit where shown, and of the reading)."""
-
-    fact: str
-    source: str
-    as_of: str
-
-
-@dataclass(frozen=True)
-class ClassNameVariant:
-    """A Hub copy's spelling of a class name that differs from the shipped class list, accepted deliberately.
-
-    label_space: "imagenet-1k" or "cifar100". spelling: as the copy writes it. index: the class it names.
-    evidence: where the spelling was seen. A name that is neither a class nor a registered variant stays an error.
-    """
-
-    label_space: str
-    spelling: str
-    index: int
-    evidence: Evidence
-
-
-#: label space -> normalised spelling -> variant; filled by `hub_datasets`.
-CLASS_NAME_VARIANTS: dict[str, dict[str, ClassNameVariant]] = {}
-
-
-def register_class_name_variant(variant: ClassNameVariant) -> ClassNameVariant:
-    """Accept `variant.spelling` as the name of class `variant.index` of its label space."""
-    table = CLASS_NAME_VARIANTS.setdefault(variant.label_space, {})
-    key = _normalise_name(variant.spelling)
-    if key in table:
-        raise ValueError(
-            f"{variant.label_space} class name variant {variant.spelling!r} is already registered."
-        )
-    table[key] = variant
-    return variant
-
-
-def _variant_index(label_space: str, name: str) -> int | None:
-    variant = CLASS_NAME_VARIANTS.get(label_space, {}).get(_normalise_name(name))
-    return None if variant is None else variant.index
-
-
-@dataclass(frozen=True)
-class HubSchema:
-    """How one Hub repository (or family of repositories) stores a benchmark, and what is known of it.
-
-    repo: the repository id users type; with `repo_template`, the id of the whole family (e.g. the Tsomaros
-        ImageNet-C repositories are "Tsomaros/ImageNet-C").
-    repo_template / config_template / split_template: how corruption and severity select a repository, a
-        config or a split ("{corruption}", "{severity}"), when the repository splits them that way.
-    split: the split read by default; splits: every split the repository publishes (another split is refused
-        before any download; empty: not checked).
-    revision: the git revision to read, e.g. "refs/convert/parquet" for repositories that used a loading script
-        (datasets >= 4 refuses to run those).
-    data_files: explicit `data_files` for `load_dataset` (the parquet-converter branch has no dataset card).
-    layout: "parquet" or "imagefolder" (one image file per row: the files give the row count).
-    corruption_column / severity_column: per-row metadata columns, when the repository keeps all corruptions in
-        one split.
-    cells: for a family, the (corruption, severity) parts known to exist on the Hub (None: every requested one).
-    num_rows: rows per split, "*" for every part of a family; compared with what the card declares or the files
-        hold.
-    int_labels: the label column really is a plain integer (no ClassLabel to check names against).
-    class_sorted: rows are grouped by class, so the first N rows of a part cover few classes.
-    confirmed: the facts verified, each with its source and date; unverified: what could not be verified.
-    """
-
-    name: str
-    benchmark: str
-    repo: str
-    split: str
-    label_mode: str
-    label_column: str | None = "label"
-    image_column: str = "image"
-    config: str | None = None
-    revision: str | None = None
-    data_files: dict[str, str] | None = None
-    layout: str = "parquet"
-    repo_template: str | None = None
-    config_template: str | None = None
-    split_template: str | None = None
-    corruption_column: str | None = None
-    severity_column: str | None = None
-    class_subset: Callable[[], ClassSubset] | None = None
-    fixed_metadata: tuple[tuple[str, Any], ...] = ()
-    splits: tuple[str, ...] = ()
-    cells: tuple[tuple[str, int], ...] | None = None
-    num_rows: Mapping[str, int] | None = None
-    int_labels: bool = False
-    class_sorted: bool = False
-    confirmed: tuple[Evidence, ...] = ()
-    unverified: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.label_mode not in LABEL_MODES:
-            raise ValueError(f"{self.name}: label_mode must be one of {LABEL_MODES}, got {self.label_mode!r}")
-        if self.layout not in LAYOUTS:
-            raise ValueError(f"{self.name}: layout must be one of {LAYOUTS}, got {self.layout!r}")
-        if self.splits and self.split_template is None and self.split not in self.splits:
-            raise ValueError(f"{self.name}: the default split {self.split!r} is not one of {self.splits}.")
-
-    @property
-    def splits_by_corruption(self) -> bool:
-        return any(t is not None for t in (self.repo_template, self.config_template, self.split_template))
-
-    def expected_rows(self, split: str) -> int | None:
-        """The known row count of one part: a split, or one corruption/severity part of a family."""
-        if self.num_rows is None:
-            return None
-        return self.num_rows.get("*" if self.splits_by_corruption else split)
-
-
-def _template_pattern(template: str) -> str:
-    pieces = re.split(r"\{(\w+)\}", template)
-    groups = {"corruption": r"(?P<corruption>[a-z_]+)", "severity": r"(?P<severity>[1-5])"}
-    return "".join(re.escape(p) if i % 2 == 0 else groups[p] for i, p in enumerate(pieces))
-
-
-def _match_at_end(pattern: str, spec: str) -> re.Match | None:
-    return re.fullmatch(r"(?P<prefix>(?:.*/)?)" + pattern, spec, flags=re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class SchemaMatch:
-    """A spec matched to a schema: `prefix` is the local folder above the repository id ("" on the Hub);
-    `metadata` holds corruption/severity read from a single repository's name."""
-
-    schema: HubSchema
-    prefix: str
-    family: bool
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-def match_schema(spec: str, schemas: Sequence[HubSchema] | None = None) -> SchemaMatch | None:
-    """The schema whose repository id `spec` names or ends with (a local copy laid out as `<dir>/<org>/<name>`)."""
-    path = spec.replace(os.sep, "/").rstrip("/")
-    for schema in HUB_SCHEMAS.values() if schemas is None else schemas:
-        if schema.repo_template is not None:
-            match = _match_at_end(_template_pattern(schema.repo_template), path)
-            if match:
-                metadata = {"corruption": match["corruption"].lower(), "severity": int(match["severity"])}
-                return SchemaMatch(schema, match["prefix"], family=False, metadata=metadata)
-        match = _match_at_end(re.escape(schema.repo), path)
-        if match:
-            return SchemaMatch(schema, match["prefix"], family=schema.splits_by_corruption)
-    return None
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Repositories that cannot be streamed
-
-
-@dataclass(frozen=True)
-class UnstreamableRepo:
-    """A Hub repository `datasets` cannot stream (a loading script and no data files: datasets >= 4 refuses
-    scripts), with what to use instead."""
-
-    repo: str
-    benchmark: str
-    reason: str
-    instead: str
-    confirmed: tuple[Evidence, ...] = ()
-
-
-#: Lower-case repository id -> entry; filled by `hub_datasets`.
-UNSTREAMABLE_REPOS: dict[str, UnstreamableRepo] = {}
-
-
-def register_unstreamable_repo(entry: UnstreamableRepo) -> UnstreamableRepo:
-    """Refuse `entry.repo` (with its alternative) before any download."""
-    key = entry.repo.lower()
-    if key in UNSTREAMABLE_REPOS:
-        raise ValueError(f"{entry.repo!r} is already registered as unstreamable.")
-    UNSTREAMABLE_REPOS[key] = entry
-    return entry
-
-
-def check_streamable(repo: str) -> None:
-    """Raise SchemaError, naming what to use instead, for a Hub id that is known not to stream."""
-    entry = UNSTREAMABLE_REPOS.get(repo.rstrip("/").lower())
-    if entry is not None:
-        raise SchemaError(f"{entry.repo} cannot be streamed: {entry.reason}. Use instead: {entry.instead}.")
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Label mapping
-
-
-def _feature_kind(feature: Any) -> str:
-    from datasets import ClassLabel, Value
-
-    if isinstance(feature, ClassLabel):
-        return "class_label"
-    if isinstance(feature, Value):
-        if feature.dtype.startswith(("int", "uint")):
-            return "int"
-        if feature.dtype in ("string", "large_string"):
-            return "string"
-    return type(feature).__name__
-
-
-def _same_class(key: str, full: str, first: str) -> bool:
-    # A copy may have made ImageNet's duplicate names unique ("crane" -> "crane 2", "crane (n03126707)").
-    return key in (full, first) or key.startswith((first + " ", first + "("))
-
-
-def _names_to_indices(
-    names: Sequence[str], expected: Sequence[int], candidates: Sequence[int], what: str
-) -> list[int]:
-    """Map class names onto ImageNet-1k indices: a registered variant spelling (`crane2`) names its class; a name
-    that agrees with the class expected at its position keeps it (this resolves ImageNet's duplicate names, e.g. the
-    two "crane"s); any other name must match exactly one candidate class by a wnid inside it, else by full name,
-    else by first name. Raises SchemaError naming the first name that cannot be mapped."""
-    full = {i: _normalise_name(IMAGENET_CLASS_NAMES[i]) for i in candidates}
-    first = {i: _normalise_name(IMAGENET_CLASS_NAMES[i].split(",")[0]) for i in candidates}
-    indices = []
-    for position, name in enumerate(names):
-        key = _normalise_name(name)
-        variant = _variant_index("imagenet-1k", name)
-        if variant is not None and variant in full:
-            indices.append(variant)
-            continue
-        guess = expected[position] if position < len(expected) else None
-        if guess is not None and guess in full and _same_class(key, full[guess], first[guess]):
-            indices.append(guess)
-            continue
-        wnid = _WNID_IN_NAME.search(str(name))
-        found = [i for i in candidates if wnid and IMAGENET_WNIDS[i] == wnid.group(0)]
-        found = (
-            found or [i for i in candidates if key == full[i]] or [i for i in candidates if key == first[i]]
-        )
-        if len(found) != 1:
-            problem = "matches no" if not found else f"matches {len(found)}"
-            raise SchemaError(f"{what}: label name {name!r} (class {position}) {problem} ImageNet-1k class.")
-        indices.append(found[0])
-    if len(set(indices)) != len(indices):
-        raise SchemaError(f"{what}: two label names map onto the same ImageNet-1k class.")
-    return indices
-
-
-def _wnids_to_indices(wnids: Sequence[str], allowed: set[str] | None, what: str) -> list[int]:
-    to_index = imagenet_wnid_to_index()
-    unknown = [w for w in wnids if w not in to_index]
-    if unknown:
-        raise SchemaError(f"{what}: unknown wnid {unknown[0]!r} ({len(unknown)} unknown in all).")
-    if allowed is not None:
-        outside = [w for w in wnids if w not in allowed]
-        if outside:
-            raise SchemaError(f"{what}: wnid {outside[0]!r} is not one of the benchmark's classes.")
-    return [to_index[w] for w in wnids]
-
-
-def _cifar_table(mode: str, names: Sequence[str], what: str) -> list[int]:
-    """CIFAR label names must be CIFAR's classes in order; a registered variant (uoft-cs/cifar100's `cra`) counts
-    as the class it names."""
-    classes = CIFAR10_CLASSES if mode == "cifar10" else CIFAR100_CLASSES
-    canonical = [_normalise_name(n) for n in classes]
-    for position, name in enumerate(names):
-        variant = _variant_index(mode, name)
-        key = _normalise_name(classes[variant]) if variant is not None else _normalise_name(name)
-        if position >= len(canonical) or key != canonical[position]:
-            raise SchemaError(
-                f"{what}: label name {name!r} (class {position}) is not {mode}'s class "
-                f"{classes[position] if position < len(classes) else '(none)'!r}."
-            )
-    if len(names) != len(classes):
-        raise SchemaError(f"{what}: expected the {len(classes)} classes of {mode}, found {len(names)} names.")
-    return list(range(len(classes)))
-
-
-class LabelMap:
-    """Turns one label value of a schema's label column into a benchmark label: `(label, None)` or
-    `(None, reason)`. Built from the column's `datasets` feature; raises SchemaError for a column that cannot
-    be mapped."""
-
-    def __init__(self, schema: HubSchema, feature: Any, what: str) -> None:
-        self.mode = schema.label_mode
-        self.table: list[int] | None = None
-        self.wnids: dict[str, int] | None = None
-        self.allowed: set[str] | None = None
-        self.space = schema.benchmark
-        kind = _feature_kind(feature) if feature is not None else None
-        subset = schema.class_subset() if schema.class_subset is not None else None
-        allowed = set(subset.wnids) if subset is not None else None
-        if self.mode == "none":
-            if kind == "class_label" and subset is not None:
-                # ImageNet-O's folders name classes of its mask (a partial copy, some of them): a copy of another
-                # dataset fails here.
-                _wnids_to_indices(list(feature.names), allowed, what)
-            return
-        if self.mode == "subset_index":
-            if subset is None:
-                raise SchemaError(f"{what}: label_mode 'subset_index' needs a class subset.")
-            self.space = subset.name
-        if self.mode == "wnid_column":
-            if kind != "string":
-                raise SchemaError(f"{what}: the label column must hold wnid strings, found {feature}.")
-            self.wnids = imagenet_wnid_to_index()
-            self.allowed = allowed
-            return
-        if kind == "int":
-            if not schema.int_labels:
-                raise SchemaError(
-                    f"{what}: the label column holds plain integers ({feature}), but {schema.name} stores a "
-                    "ClassLabel whose names are checked before any index is used; a plain integer cannot be "
-                    "checked. Pass schema= with a schema whose dataset really stores integers."
-                )
-            if self.mode in ("cifar10", "cifar100"):
-                self.table = list(range(len(CIFAR10_CLASSES if self.mode == "cifar10" else CIFAR100_CLASSES)))
-            elif self.mode == "subset_index":
-                self.table = list(subset.class_indices)
-            else:
-                self.table = list(range(IMAGENET_NUM_CLASSES))
-            return
-        if kind != "class_label":
-            raise SchemaError(f"{what}: the label column must be a ClassLabel, found {feature}.")
-        names = list(feature.names)
-        if self.mode in ("cifar10", "cifar100"):
-            self.table = _cifar_table(self.mode, names, what)
-            return
-        if self.mode in ("wnid_names", "imagenet_names"):
-            if all(_WNID.match(n) for n in names):
-                self.table = _wnids_to_indices(names, allowed, what)
-            elif self.mode == "wnid_names":
-                bad = next(n for n in names if not _WNID.match(n))
-                raise SchemaError(f"{what}: expected wnid label names, found {bad!r}.")
-            else:
-                if len(names) != IMAGENET_NUM_CLASSES:
-                    raise SchemaError(
-                        f"{what}: expected the 1000 ImageNet-1k classes, found {len(names)} names."
-                    )
-                everything = range(IMAGENET_NUM_CLASSES)
-                self.table = _names_to_indices(names, list(everything), everything, what)
-            return
-        # subset_index
-        if len(names) != len(subset):
-            raise SchemaError(f"{what}: expected {len(subset)} classes of {subset.name}, found {len(names)}.")
-        if all(_WNID.match(n) for n in names):
-            self.table = _wnids_to_indices(names, allowed, what)
-        else:
-            self.table = _names_to_indices(names, subset.class_indices, subset.class_indices, what)
-
-    def __call__(self, value: Any) -> tuple[int | None, str | None]:
-        if self.mode == "none":
-            return NO_LABEL, None
-        if value is None or (isinstance(value, int) and not isinstance(value, bool) and value < 0):
-            return None, "missing_label"
-        if self.wnids is not None:
-            index = self.wnids.get(str(value))
-            if index is None or (self.allowed is not None and value not in self.allowed):
-                return None, "unknown_wnid"
-            return index, None
-        assert self.table is not None
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < len(self.table):
-            return None, "unknown_label"
-        return self.table[value], None
-
-    def check_first_batch(self, values: Sequence[Any], what: str) -> None:
-        """The first rows' labels must fit the label mode, before any image is decoded: a label outside the
-        column's classes (e.g. an ImageNet-1k index where 200-class numbers are expected) or a first batch without
-        any label (an unlabelled split: ILSVRC/imagenet-1k's test split is all -1) raises SchemaError."""
-        if self.mode == "none":
-            return
-        if not values:
-            raise SchemaError(f"{what}: the split holds no rows.")
-        reasons = [self(value)[1] for value in values]
-        if all(reason == "missing_label" for reason in reasons):
-            raise SchemaError(
-                f"{what}: none of the first {len(values)} rows has a label (all None or -1): an unlabelled split "
-                "(ILSVRC/imagenet-1k's test split has label -1 throughout). Use a labelled split."
-            )
-        bad = [
-            value
-            for value, reason in zip(values, reasons, strict=True)
-            if reason not in (None, "missing_label")
-        ]
-        if not bad:
-            return
-        if self.wnids is not None:
-            raise SchemaError(
-                f"{what}: unknown wnid {bad[0]!r} in the first {len(values)} rows (not a class of {self.space})."
-            )
-        assert self.table is not None
-        hint = ""
-        if self.mode == "subset_index" and all(isinstance(v, int) and v < IMAGENET_NUM_CLASSES for v in bad):
-            hint = (
-                f": the column looks like ImageNet-1k indices, not the {len(self.table)}-class numbering of "
-                f"{self.space}"
-            )
-        raise SchemaError(
-            f"{what}: label {bad[0]!r} in the first {len(values)} rows is outside the {len(self.table)} classes "
-            f"the label column can hold{hint}."
-        )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -514,12 +88,27 @@ class DatasetsSource(Source):
     """What HubSource and ParquetSource share: load each part lazily, check its features, first labels and row
     count, map its rows.
 
-    `rows_per_cell_part`: when set (by `CellLimitedSource`), a part that holds one corruption/severity cell (a
-    Tsomaros repository, a WNJXYK split) stops being read after that many samples, instead of streaming the rest.
+    `rows_per_cell_part`: when set (by `limited(limit, per_cell=True)`), a part that holds one corruption/severity
+    cell (a Tsomaros repository, a WNJXYK split) stops being read after that many samples, instead of streaming the
+    rest.
     """
 
     kind = "datasets"
     rows_per_cell_part: int | None = None
+    #: The Hub id or local path the parts are read from (set by each subclass).
+    path: str
+
+    def limited(self, limit: int, per_cell: bool = False) -> Source:
+        """`Source.limited`; per cell, this source also stops reading a part that holds a single cell after `limit`
+        rows (it sets its own `rows_per_cell_part`)."""
+        if per_cell:
+            self.rows_per_cell_part = limit
+        return super().limited(limit, per_cell)
+
+    @property
+    def countable(self) -> bool:
+        """A local copy (a folder or parquet files) is listed without downloading anything; a Hub stream is not."""
+        return os.path.exists(self.path)
 
     def __init__(
         self,
@@ -889,7 +478,7 @@ def _hub_parts(
         metadata = dict(matched.metadata) if matched is not None else {}
         return [_Part(kwargs(path, default_config, default_split), metadata, "")], []
     chosen = (
-        [normalise_corruption(c) for c in corruptions] if corruptions is not None else _default_corruptions()
+        [normalise_corruption(c) for c in corruptions] if corruptions is not None else STANDARD_CORRUPTIONS
     )
     levels = [int(s) for s in severities] if severities is not None else [1, 2, 3, 4, 5]
     known = set(schema.cells) if on_hub and schema.cells is not None else None
@@ -907,12 +496,6 @@ def _hub_parts(
             split_name = schema.split_template.format(**fill) if schema.split_template else default_split
             parts.append(_Part(kwargs(repo, config_name, split_name), fill, f"{corruption}/{severity}"))
     return parts, missing
-
-
-def _default_corruptions() -> tuple[str, ...]:
-    from ..corruptions import STANDARD_CORRUPTIONS
-
-    return STANDARD_CORRUPTIONS
 
 
 class ParquetSource(DatasetsSource):
@@ -1052,9 +635,7 @@ def _parquet_files(path: str) -> list[str]:
 
 
 def _metadata_from_path(path: str) -> dict[str, Any]:
-    from ..corruptions import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
-
-    known = set(STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS)
+    known = set(ALL_CORRUPTIONS)
     pieces = path.replace(os.sep, "/").split("/")
     found: dict[str, Any] = {}
     for i, piece in enumerate(pieces[:-1]):
@@ -1068,27 +649,31 @@ def _metadata_from_path(path: str) -> dict[str, Any]:
     return found
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# The registry of known Hub repositories (the entries, with their evidence, are in `hub_datasets`)
-
-HUB_SCHEMAS: dict[str, HubSchema] = {}
-
-
-def register_hub_schema(schema: HubSchema) -> HubSchema:
-    """Add a schema to `HUB_SCHEMAS` (the name must be new)."""
-    if schema.name in HUB_SCHEMAS:
-        raise ValueError(f"Hub schema {schema.name!r} is already registered.")
-    HUB_SCHEMAS[schema.name] = schema
-    return schema
-
-
-def get_hub_schema(name: str) -> HubSchema:
-    try:
-        return HUB_SCHEMAS[name]
-    except KeyError:
-        raise ValueError(f"Unknown Hub schema {name!r}; known: {', '.join(sorted(HUB_SCHEMAS))}") from None
-
-
-def hub_schemas_for(benchmark: str) -> tuple[HubSchema, ...]:
-    """The registered schemas of one benchmark, in registration order."""
-    return tuple(s for s in HUB_SCHEMAS.values() if s.benchmark == benchmark)
+__all__ = [
+    "CIFAR10_CLASSES",
+    "CIFAR100_CLASSES",
+    "CLASS_NAME_VARIANTS",
+    "FIRST_BATCH_ROWS",
+    "HUB_SCHEMAS",
+    "LABEL_MODES",
+    "LAYOUTS",
+    "UNSTREAMABLE_REPOS",
+    "ClassNameVariant",
+    "DatasetsSource",
+    "Evidence",
+    "HubSchema",
+    "HubSource",
+    "LabelMap",
+    "ParquetSource",
+    "SchemaMatch",
+    "UnstreamableRepo",
+    "check_streamable",
+    "get_hub_schema",
+    "hub_schemas_for",
+    "match_schema",
+    "normalise_corruption",
+    "register_class_name_variant",
+    "register_hub_schema",
+    "register_unstreamable_repo",
+    "split_named_by",
+]

@@ -14,17 +14,14 @@ with what to use instead.
 
 from __future__ import annotations
 
-from ..corruptions import STANDARD_CORRUPTIONS
-from ..corruptions.base import SEVERITIES
-from .hub import (
-    CLASS_NAME_VARIANTS,
+from ..constants import SEVERITIES, STANDARD_CORRUPTIONS
+from .hub_labels import CLASS_NAME_VARIANTS, ClassNameVariant, register_class_name_variant
+from .hub_schemas import (
     HUB_SCHEMAS,
     UNSTREAMABLE_REPOS,
-    ClassNameVariant,
     Evidence,
     HubSchema,
     UnstreamableRepo,
-    register_class_name_variant,
     register_hub_schema,
     register_unstreamable_repo,
 )

@@ -17,7 +17,6 @@ go through the release's compression (`h264_round_trip`).
 
 from __future__ import annotations
 
-import difflib
 import io
 import os
 from collections.abc import Iterator, Sequence
@@ -27,8 +26,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..corruptions.perturbations import PERTURBATIONS
+from ..constants import PERTURBATIONS
 from ..models.imagenet import imagenet_wnid_to_index
+from ..registry import check_known
 from .decoding import BadSampleError
 from .samples import RawSample, SchemaError, Source
 
@@ -143,15 +143,9 @@ class ImageNetPVideoSource(Source):
         self.root = Path(root)
         self.perturbations = None if perturbations is None else tuple(perturbations)
         if self.perturbations is not None:
-            unknown = [name for name in self.perturbations if name not in PERTURBATIONS]
-            if unknown or not self.perturbations:
-                hints = {name: difflib.get_close_matches(name, PERTURBATIONS, n=1) for name in unknown}
-                described = ", ".join(
-                    f"{n!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for n, h in hints.items()
-                )
-                raise ValueError(
-                    f"Unknown or no ImageNet-P perturbation(s): {described}. Known: {', '.join(PERTURBATIONS)}."
-                )
+            if not self.perturbations:
+                raise ValueError(f"No ImageNet-P perturbation given. Known: {', '.join(PERTURBATIONS)}.")
+            check_known(self.perturbations, PERTURBATIONS, "ImageNet-P perturbation")
         if difficulty is not None and (isinstance(difficulty, bool) or difficulty not in DIFFICULTIES):
             raise ValueError(f"difficulty must be 1, 2 or 3 (or None for all), got {difficulty!r}.")
         self.difficulty = difficulty
@@ -235,6 +229,11 @@ class ImageNetPVideoSource(Source):
                         sample_id=sample_id,
                         metadata={"perturbation": name, "difficulty": level},
                     )
+
+    @property
+    def countable(self) -> bool:
+        """Local videos: listing them decodes none."""
+        return True
 
     def describe(self) -> dict[str, Any]:
         folders = [folder for _, _, folder, _ in self._plan] if self._plan is not None else None

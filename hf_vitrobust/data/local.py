@@ -28,8 +28,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..constants import ALL_CORRUPTIONS, IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS
 from ..models.imagenet import imagenet_wnid_to_index
-from .protocols import IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS, ClassSubset, imagenet_9_folder_name
+from .protocols import ClassSubset, imagenet_9_folder_name
 from .samples import NO_LABEL, RawSample, SchemaError, Source
 
 #: Folder layouts `ImageFolderSource` reads.
@@ -156,9 +157,7 @@ class ImageFolderSource(Source):
         ]
 
     def _corruption_folders(self) -> list[_ClassFolder]:
-        from ..corruptions import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
-
-        known = STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS
+        known = ALL_CORRUPTIONS
         present = _subdirs(self.root)
         cell = _corruption_cell(self.root, known)
         if cell is not None and not any(n in known for n in present):
@@ -266,6 +265,11 @@ class ImageFolderSource(Source):
                         sample_id=folder.id_prefix + name,
                         metadata=dict(folder.metadata),
                     )
+
+    @property
+    def countable(self) -> bool:
+        """Local files: listing them reads no image."""
+        return True
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -12,13 +12,14 @@
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
 import torch
 
+from ..constants import IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS  # noqa: F401 (re-exported: hf_vitrobust.data)
+from ..constants import imagenet_to_imagenet_9 as imagenet_9_table
 from ..models.imagenet import IMAGENET_NUM_CLASSES, IMAGENET_WNIDS, imagenet_wnid_to_index
 
 
@@ -86,46 +87,13 @@ def imagenet_o_classes() -> ClassSubset:
     return _read_subset("imagenet-o", "imagenet_o_wnids.txt")
 
 
-#: ImageNet-9's superclasses, in the order of its label indices and test folders (00_dog ... 08_fish).
-IMAGENET_9_CLASSES: tuple[str, ...] = (
-    "dog",
-    "bird",
-    "vehicle",
-    "reptile",
-    "carnivore",
-    "insect",
-    "instrument",
-    "primate",
-    "fish",
-)
-
-#: ImageNet-9's test-set variants (Xiao et al. 2021); BG-gap = mixed_same - mixed_rand.
-IMAGENET_9_VARIANTS: tuple[str, ...] = (
-    "original",
-    "mixed_same",
-    "mixed_rand",
-    "mixed_next",
-    "only_fg",
-    "no_fg",
-    "only_bg_b",
-    "only_bg_t",
-)
+# ImageNet-9's superclasses and test-set variants (IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS): `hf_vitrobust.constants`.
 
 
 @cache
 def imagenet_to_imagenet_9() -> torch.Tensor:
     """An int64 (1000,) tensor: the ImageNet-9 superclass of each ImageNet-1k class, or -1 for none."""
-    with _class_list_file("imagenet_9.tsv").open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
-    if [int(row["imagenet_index"]) for row in rows] != list(range(IMAGENET_NUM_CLASSES)):
-        raise ImportError("imagenet_9.tsv must list the ImageNet-1k indices 0..999 in order.")
-    for row in rows:
-        k = int(row["in9_index"])
-        if k >= 0 and IMAGENET_9_CLASSES[k] != row["in9_class"]:
-            raise ImportError(
-                f"imagenet_9.tsv: class {k} is {row['in9_class']!r}, expected {IMAGENET_9_CLASSES[k]!r}"
-            )
-    return torch.tensor([int(row["in9_index"]) for row in rows], dtype=torch.long)
+    return torch.tensor(imagenet_9_table(), dtype=torch.long)
 
 
 def imagenet_9_folder_name(in9_index: int) -> str:

@@ -1,8 +1,10 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""The benchmarks of the robustness studies (Paul & Chen 2022; Park & Kim 2022) and where their data comes from.
+# Benchmark, BENCHMARKS, get_benchmark, benchmark_split, RELEASE_ENCODINGS, TASKS moved to data/benchmarks.py
+# (re-exported here); the source wrappers LimitedSource, CellLimitedSource moved to data/samples.py (what
+# Source.limited makes; re-exported here); ImageNetOSource stays in this module.
+"""Where the benchmarks' data comes from: a user's source string -> a streaming `Source`.
 
-`BENCHMARKS` describes each benchmark: its label space, the class subset its metric is computed on, its task, its
-corruptions/variants and its known Hub copies. `load_benchmark(name, source)` turns a user's source string
+The benchmarks themselves are `Benchmark` specs in `benchmarks.py` (re-exported here). `load_benchmark(name, source)` turns a user's source string
 (`--data BENCHMARK=SOURCE`) into a streaming `Source`:
 
 - a Hub id, "org/name", optionally "org/name:config" and/or "org/name@revision" -> `HubSource` with the
@@ -19,369 +21,21 @@ corruptions/variants and its known Hub copies. `load_benchmark(name, source)` tu
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ..models.imagenet import IMAGENET_CLASS_NAMES
+from .benchmarks import BENCHMARKS, RELEASE_ENCODINGS, TASKS, Benchmark, benchmark_split, get_benchmark
 from .builtin import BUILTIN_SOURCE, BuiltinPhotosSource
 from .decoding import IMAGE_FILE_EXTENSIONS
-from .hub import (
-    CIFAR10_CLASSES,
-    CIFAR100_CLASSES,
-    HubSchema,
-    HubSource,
-    ParquetSource,
-    _match_path_or_parent,
-    get_hub_schema,
-    hub_schemas_for,
-    match_schema,
-)
+from .hub import HubSource, ParquetSource, _match_path_or_parent
+from .hub_schemas import HubSchema, get_hub_schema, match_schema
 from .local import ImageFolderSource
-from .protocols import (
-    IMAGENET_9_CLASSES,
-    IMAGENET_9_VARIANTS,
-    ClassSubset,
-    imagenet_a_classes,
-    imagenet_o_classes,
-    imagenet_r_classes,
-)
-from .samples import NO_LABEL, RawSample, SchemaError, Source
-
-TASKS = ("classification", "ood", "sequence", "background")
-
-
-_CORRUPTION_CITATION = (
-    "Hendrycks & Dietterich, Benchmarking Neural Network Robustness to Common Corruptions and Perturbations, "
-    "ICLR 2019"
-)
-
-
-def _corruption_names() -> tuple[str, ...]:
-    from ..corruptions import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
-
-    return STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS
-
-
-def _perturbation_names() -> tuple[str, ...]:
-    from ..corruptions import PERTURBATIONS
-
-    return tuple(PERTURBATIONS)
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """One benchmark: what it measures and in which label space.
-
-    label_space: "imagenet-1k", "imagenet-9", "cifar10" or "cifar100"; `num_classes` and `class_names` follow.
-    class_subset: ImageNet-A/R: the classes the logits are cut to before the argmax; ImageNet-O: the score mask
-        and the classes of its in-distribution half.
-    task: "classification", "ood" (ImageNet-O), "sequence" (ImageNet-P) or "background" (ImageNet-9).
-    hub_sources: known Hub copies that stream, the default first.
-    generated_default: the "generated:" source used by default where no Hub copy streams (CIFAR-C); with
-        `hub_sources`, `default_source` is the source when none is given (None: the data must be given as a local
-        folder, as for ImageNet-P and ImageNet-9).
-    folder_layout / folder_labels: how `ImageFolderSource` reads the official release (None: no image folder).
-    generated_from: the clean benchmark that "generated:" corrupts (or, for ImageNet-P, perturbs) on the fly.
-    released_size: the side of the images as released, already cropped, where the official evaluation reads them
-        without resizing (ImageNet-C and ImageNet-P: 224, ImageNet-C/test.py `CenterCrop(224)`; ImageNet-9: 224,
-        backgrounds_challenge `ToTensor()`; CIFAR and CIFAR-C: 32, AugMix cifar.py `ToTensor()`); None where the
-        images come in any size and each model's own transform resizes them.
-    split: the one split of its sources that this benchmark is (the training sets: "train"); a source's other
-        splits are other benchmarks, so `split=` naming one is refused. None: the Hub schema's default split, and
-        `split=` may choose another.
-    hub_schemas_from: the benchmark whose registered Hub schemas this one reads (imagenet-train: imagenet-val's
-        ILSVRC/imagenet-1k; cifar100-train: cifar100's uoft-cs/cifar100): the same repositories, label mapping and
-        checks, read at `split`. None: its own schemas.
-    """
-
-    name: str
-    description: str
-    citation: str
-    task: str
-    label_space: str
-    class_subset: ClassSubset | None = None
-    hub_sources: tuple[str, ...] = ()
-    splits: tuple[str, ...] = ()
-    variants: tuple[str, ...] = ()
-    corruptions: tuple[str, ...] = ()
-    severities: tuple[int, ...] = ()
-    folder_layout: str | None = "classes"
-    folder_labels: str = "wnid"
-    generated_from: str | None = None
-    generated_default: str | None = None
-    released_size: int | None = None
-    split: str | None = None
-    hub_schemas_from: str | None = None
-
-    @property
-    def num_classes(self) -> int:
-        return len(self.class_names)
-
-    @property
-    def class_names(self) -> tuple[str, ...]:
-        return {
-            "imagenet-1k": IMAGENET_CLASS_NAMES,
-            "imagenet-9": IMAGENET_9_CLASSES,
-            "cifar10": CIFAR10_CLASSES,
-            "cifar100": CIFAR100_CLASSES,
-        }[self.label_space]
-
-    @property
-    def hub_schemas(self) -> tuple[HubSchema, ...]:
-        return hub_schemas_for(self.hub_schemas_from or self.name)
-
-    @property
-    def default_source(self) -> str | None:
-        """The source read when none is given: the first streaming Hub copy, else the generated default."""
-        if self.hub_sources:
-            return self.hub_sources[0]
-        return self.generated_default
-
-
-def _imagenet(name: str, description: str, citation: str, **kwargs: Any) -> Benchmark:
-    return Benchmark(
-        name=name, description=description, citation=citation, label_space="imagenet-1k", **kwargs
-    )
-
-
-BENCHMARKS: dict[str, Benchmark] = {
-    b.name: b
-    for b in (
-        _imagenet(
-            "imagenet-val",
-            "ImageNet-1k validation set, 50,000 images of the 1000 classes (the clean reference).",
-            "Russakovsky et al., ImageNet Large Scale Visual Recognition Challenge, IJCV 2015",
-            task="classification",
-            hub_sources=("ILSVRC/imagenet-1k",),
-            splits=("validation",),
-        ),
-        _imagenet(
-            "imagenet-train",
-            "ImageNet-1k training set, 1,281,167 images of the 1000 classes; its clean top-1 is the training "
-            "accuracy. Park & Kim measure Hessian spectra and loss landscapes on its mini-batches.",
-            "Russakovsky et al., ImageNet Large Scale Visual Recognition Challenge, IJCV 2015",
-            task="classification",
-            hub_sources=("ILSVRC/imagenet-1k",),
-            splits=("train",),
-            split="train",
-            hub_schemas_from="imagenet-val",
-        ),
-        _imagenet(
-            "imagenet-c",
-            "ImageNet validation images under 15 (+4 held-out) corruptions at 5 severities; metric mCE.",
-            _CORRUPTION_CITATION,
-            task="classification",
-            hub_sources=("WNJXYK/TTA-ImageNet-C", "Tsomaros/ImageNet-C"),
-            corruptions=_corruption_names(),
-            severities=(1, 2, 3, 4, 5),
-            folder_layout="corruption_severity",
-            generated_from="imagenet-val",
-            released_size=224,
-        ),
-        _imagenet(
-            "imagenet-p",
-            "ImageNet validation videos of gradually growing perturbations; metrics flip rate and top-5 distance.",
-            _CORRUPTION_CITATION,
-            task="sequence",
-            variants=_perturbation_names(),
-            folder_layout=None,
-            generated_from="imagenet-val",
-            released_size=224,
-        ),
-        _imagenet(
-            "imagenet-a",
-            "7,500 natural adversarial examples of 200 ImageNet classes; logits cut to the 200 classes.",
-            "Hendrycks et al., Natural Adversarial Examples, CVPR 2021",
-            task="classification",
-            class_subset=imagenet_a_classes(),
-            hub_sources=("barkermrl/imagenet-a", "Tsomaros/imagenet-a"),
-        ),
-        _imagenet(
-            "imagenet-r",
-            "30,000 renditions (art, cartoons, sketches, toys, ...) of 200 ImageNet classes; logits cut to them.",
-            "Hendrycks et al., The Many Faces of Robustness, ICCV 2021",
-            task="classification",
-            class_subset=imagenet_r_classes(),
-            hub_sources=("axiong/imagenet-r",),
-        ),
-        _imagenet(
-            "imagenet-o",
-            "2,000 out-of-distribution images that ImageNet models misclassify with high confidence, against "
-            "the ImageNet validation images of 200 classes; score -max softmax over those classes, metric AUPR.",
-            "Hendrycks et al., Natural Adversarial Examples, CVPR 2021",
-            task="ood",
-            class_subset=imagenet_o_classes(),
-            hub_sources=("cais/imagenet-o", "Voxel51/ImageNet-O"),
-            folder_labels="ood",
-        ),
-        Benchmark(
-            name="imagenet-9",
-            description="Backgrounds challenge: 9 superclasses with foreground and background recombined; "
-            "BG-gap = accuracy(mixed_same) - accuracy(mixed_rand).",
-            citation="Xiao et al., Noise or Signal: The Role of Image Backgrounds in Object Recognition, ICLR 2021",
-            task="background",
-            label_space="imagenet-9",
-            variants=IMAGENET_9_VARIANTS,
-            folder_layout="imagenet_9",
-            folder_labels="imagenet_9",
-            released_size=224,
-        ),
-        _imagenet(
-            "imagenet-sketch",
-            "50,889 black-and-white sketches, 50 for each of the 1000 ImageNet classes.",
-            "Wang et al., Learning Robust Global Representations by Penalizing Local Predictive Power, NeurIPS 2019",
-            task="classification",
-            hub_sources=("nateraw/imagenet-sketch",),
-        ),
-        Benchmark(
-            name="cifar10-c",
-            description="CIFAR-10 test images under 15 (+4) corruptions at 5 severities.",
-            citation=_CORRUPTION_CITATION,
-            task="classification",
-            label_space="cifar10",
-            generated_default="generated:uoft-cs/cifar10",
-            corruptions=_corruption_names(),
-            severities=(1, 2, 3, 4, 5),
-            folder_layout="corruption_severity",
-            folder_labels="names",
-            generated_from="cifar10",
-            released_size=32,
-        ),
-        Benchmark(
-            name="cifar100-c",
-            description="CIFAR-100 test images under 15 (+4) corruptions at 5 severities.",
-            citation=_CORRUPTION_CITATION,
-            task="classification",
-            label_space="cifar100",
-            generated_default="generated:uoft-cs/cifar100",
-            corruptions=_corruption_names(),
-            severities=(1, 2, 3, 4, 5),
-            folder_layout="corruption_severity",
-            folder_labels="names",
-            generated_from="cifar100",
-            released_size=32,
-        ),
-        Benchmark(
-            name="cifar10",
-            description="CIFAR-10 test set, 10,000 32x32 images of 10 classes.",
-            citation="Krizhevsky, Learning Multiple Layers of Features from Tiny Images, 2009",
-            task="classification",
-            label_space="cifar10",
-            hub_sources=("uoft-cs/cifar10",),
-            splits=("train", "test"),
-            folder_labels="names",
-            released_size=32,
-        ),
-        Benchmark(
-            name="cifar100",
-            description="CIFAR-100 test set, 10,000 32x32 images of 100 fine classes.",
-            citation="Krizhevsky, Learning Multiple Layers of Features from Tiny Images, 2009",
-            task="classification",
-            label_space="cifar100",
-            hub_sources=("uoft-cs/cifar100",),
-            splits=("train", "test"),
-            folder_labels="names",
-            released_size=32,
-        ),
-        Benchmark(
-            name="cifar100-train",
-            description="CIFAR-100 training set, 50,000 32x32 images of 100 fine classes; its clean top-1 is the "
-            "training accuracy. Park & Kim measure Hessian spectra and loss landscapes on its mini-batches.",
-            citation="Krizhevsky, Learning Multiple Layers of Features from Tiny Images, 2009",
-            task="classification",
-            label_space="cifar100",
-            hub_sources=("uoft-cs/cifar100",),
-            splits=("train",),
-            folder_labels="names",
-            released_size=32,
-            split="train",
-            hub_schemas_from="cifar100",
-        ),
-    )
-}
-
-
-#: How each generated benchmark may store its images, the default first: ImageNet-C as the release's JPEG-85 files
-#: (make_imagenet_c.py), ImageNet-P as computed or through the release's H.264 (make_imagenet_p.py; slow, and not
-#: bit-equal to the release's unknown x264 build), CIFAR-C as the release's uint8 arrays (make_cifar_c.py).
-RELEASE_ENCODINGS: dict[str, tuple[str, ...]] = {
-    "imagenet-c": ("jpeg-85", "none"),
-    "imagenet-p": ("none", "h264"),
-    "cifar10-c": ("none",),
-    "cifar100-c": ("none",),
-}
-
-
-def get_benchmark(name: str) -> Benchmark:
-    """The registered benchmark `name` ("imagenet-c", "ImageNet_C" and "imagenet_c" all work)."""
-    key = str(name).strip().lower().replace("_", "-")
-    if key not in BENCHMARKS:
-        raise ValueError(f"Unknown benchmark {name!r}; known benchmarks: {', '.join(BENCHMARKS)}")
-    return BENCHMARKS[key]
-
+from .protocols import imagenet_o_classes
+from .samples import NO_LABEL, CellLimitedSource, LimitedSource, RawSample, SchemaError, Source
 
 # ---------------------------------------------------------------------------------------------------------------
 # Wrappers
-
-
-class LimitedSource(Source):
-    """The first `limit` raw samples of another source (ones that then fail to decode included, so positions stay
-    the same whatever fails to decode). Shares the inner source's skip report."""
-
-    def __init__(self, inner: Source, limit: int) -> None:
-        super().__init__()
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
-        self.inner = inner
-        self.limit = limit
-        self.report = inner.report
-
-    def validate(self) -> None:
-        self.inner.validate()
-
-    def raw_samples(self) -> Iterator[RawSample]:
-        return itertools.islice(self.inner.raw_samples(), self.limit)
-
-    def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "limit": self.limit}
-
-
-class CellLimitedSource(Source):
-    """The first `limit` raw samples of every cell of another source: a (corruption, severity) of ImageNet-C and
-    CIFAR-C, a perturbation of ImageNet-P, a variant of ImageNet-9. `--limit` on a multi-cell benchmark thus keeps
-    every cell (a complete mCE table on few images) instead of the first cells only. The rest of a full cell is
-    passed over without decoding; a Hub repository or split that holds a single cell stops being read. Shares the
-    inner source's skip report."""
-
-    CELL_KEYS = ("corruption", "severity", "perturbation", "difficulty", "variant")
-
-    def __init__(self, inner: Source, limit: int) -> None:
-        super().__init__()
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
-        self.inner = inner
-        self.limit = limit
-        self.report = inner.report
-        if hasattr(inner, "rows_per_cell_part"):
-            inner.rows_per_cell_part = limit
-
-    def validate(self) -> None:
-        self.inner.validate()
-
-    def raw_samples(self) -> Iterator[RawSample]:
-        counts: dict[tuple[Any, ...], int] = {}
-        for raw in self.inner.raw_samples():
-            cell = tuple(raw.metadata.get(key) for key in self.CELL_KEYS)
-            seen = counts.get(cell, 0)
-            if seen < self.limit:
-                counts[cell] = seen + 1
-                yield raw
-
-    def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "limit_per_cell": self.limit}
 
 
 class ImageNetOSource(Source):
@@ -421,6 +75,18 @@ class ImageNetOSource(Source):
             described["in_distribution"] = self.in_distribution.describe()
         return described
 
+    def limited(self, limit: int, per_cell: bool = False) -> Source:
+        """per_cell: the first `limit` images of each half (both stay present: AUPR needs both); else the first
+        `limit` samples of the stream."""
+        if not per_cell:
+            return super().limited(limit)
+        half = None if self.in_distribution is None else self.in_distribution.limited(limit)
+        return ImageNetOSource(self.ood.limited(limit), half)
+
+    @property
+    def countable(self) -> bool:
+        return self.ood.countable and (self.in_distribution is None or self.in_distribution.countable)
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Resolving a source string
@@ -456,19 +122,6 @@ def _first_signal(root: str, kinds: Sequence[str], max_depth: int = 4) -> str | 
             return None
         path = subdirs[0]
     return None
-
-
-def benchmark_split(benchmark: Benchmark, split: str | None) -> str | None:
-    """The split to read for `benchmark`: `split`, else the benchmark's own (`Benchmark.split`: "train" for the
-    training sets, None for the rest). A split other than a training set's own is refused with a ValueError naming
-    the benchmark that reads it (ILSVRC/imagenet-1k's validation split is imagenet-val, not imagenet-train)."""
-    if benchmark.split is None or not split or split == benchmark.split:
-        return split or benchmark.split
-    sources = " or ".join(benchmark.hub_sources) or "its sources"
-    holder = f" Use {benchmark.hub_schemas_from} for the other splits." if benchmark.hub_schemas_from else ""
-    raise ValueError(
-        f"{benchmark.name} reads only the {benchmark.split!r} split of {sources}; got split={split!r}.{holder}"
-    )
 
 
 def _check_label_space(bench: Benchmark, schema: HubSchema | None, spec: str) -> None:
@@ -664,16 +317,31 @@ def load_benchmark(
         fails to decode still uses its place, so positions do not depend on what decodes).
     """
     bench = get_benchmark(name)
-    if corruptions is not None and bench.corruptions:
-        unknown = [c for c in corruptions if c not in bench.corruptions]
-        if unknown:
-            raise ValueError(
-                f"{bench.name}: unknown corruption {unknown[0]!r}; known: {', '.join(bench.corruptions)}"
-            )
-    if severities is not None and any(int(s) not in (1, 2, 3, 4, 5) for s in severities):
-        raise ValueError(f"severities must be in 1..5, got {list(severities)}")
-    if in_distribution is not None and bench.name != "imagenet-o":
-        raise ValueError("in_distribution= is only for imagenet-o.")
+    if (
+        corruptions is not None
+        and variant is None
+        and "corruptions" not in bench.option_names
+        and bench.variants
+    ):
+        variant, corruptions = corruptions, None  # ImageNet-P's perturbations may be given as `corruptions`
+    given = {
+        "split": split,
+        "schema": schema,
+        "corruptions": corruptions,
+        "severities": severities,
+        "variant": variant,
+        "difficulty": difficulty,
+        "in_distribution": in_distribution,
+    }
+    try:
+        checked = bench.check_options(
+            {key: value for key, value in given.items() if value is not None},
+            source if isinstance(source, str | os.PathLike) else None,
+        )
+    except ValueError as error:
+        raise ValueError(f"{bench.name}: {error}") from None
+    corruptions, severities = checked.get("corruptions"), checked.get("severities")
+    variant = checked.get("variant")
 
     if isinstance(source, Source):
         resolved = source
@@ -698,15 +366,17 @@ def load_benchmark(
             unavailable=unavailable,
             release_encoding=release_encoding,
         )
-    if bench.name == "imagenet-o":
+    if bench.in_distribution_from is not None:
         half = None
         if in_distribution is not None:
             half = load_benchmark(
-                "imagenet-val", None if in_distribution == "default" else in_distribution, streaming=streaming
+                bench.in_distribution_from,
+                None if in_distribution == "default" else in_distribution,
+                streaming=streaming,
             )
         resolved = ImageNetOSource(resolved, half)
     if limit is not None:
-        resolved = LimitedSource(resolved, limit)
+        resolved = resolved.limited(limit)
     return resolved
 
 

@@ -10,6 +10,7 @@ use, so that one bad file never ends a long evaluation and nothing already compu
 from __future__ import annotations
 
 import abc
+import itertools
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -102,6 +103,18 @@ class Source(abc.ABC):
     runs before any sample is produced, so a wrong source fails in seconds, not an hour into a run.
     `describe()` is the JSON-safe provenance a results file records (kind, location, revision, whether the images
     are generated rather than released).
+
+    What the runner needs to know of a source, each source states itself (the defaults fit a plain stream):
+
+    - `clean_source`: the clean source that a generated source corrupts or perturbs on the fly (None for any other
+      source); `with_clean(clean)` is the same generation over another clean source (the runner hands it one chunk
+      of clean samples at a time).
+    - `expansion`: how many samples one raw item becomes (a generated source's corruptions x severities, or its
+      perturbations; 1 for any other source).
+    - `limited(limit, per_cell=False)`: the one way a limit is applied; a source that can stop reading early
+      (a Hub part holding one cell) overrides it.
+    - `countable` and `count_without_decoding()`: whether, and how many, raw samples there are without decoding
+      anything (local files, the bundled photos), for a progress bar.
     """
 
     def __init__(self) -> None:
@@ -126,6 +139,40 @@ class Source(abc.ABC):
 
     def __iter__(self) -> Iterator[Sample]:
         return self.samples()
+
+    @property
+    def clean_source(self) -> Source | None:
+        """The clean source this source's samples are generated from (ImageNet-C / -P on the fly), else None."""
+        return None
+
+    @property
+    def expansion(self) -> int:
+        """How many samples this source makes of one raw item of `clean_source` (1 for a source of its own)."""
+        return 1
+
+    def with_clean(self, clean: Source) -> Source:
+        """The same generation over `clean` instead of `clean_source`; only for a source that has a clean source."""
+        raise TypeError(f"{type(self).__name__} is not generated from a clean source.")
+
+    def limited(self, limit: int, per_cell: bool = False) -> Source:
+        """A view of the first `limit` raw samples (one that then fails to decode still takes its place).
+
+        per_cell: the first `limit` of every cell instead (a corruption and severity, a perturbation, a variant:
+        `CellLimitedSource`), so that a metric computed over cells keeps all of them. Sources made of parts or of
+        a clean source override this: ImageNet-O limits each of its halves, a generated source its clean images,
+        a Hub source also stops reading a part that holds a single cell.
+        """
+        return CellLimitedSource(self, limit) if per_cell else LimitedSource(self, limit)
+
+    @property
+    def countable(self) -> bool:
+        """Whether listing the raw samples is cheap: nothing is downloaded, decoded or generated (local files)."""
+        return False
+
+    def count_without_decoding(self) -> int | None:
+        """How many raw samples this source yields, where known without decoding any (by listing a countable
+        source once, or from a limit: then at most that many); None otherwise (a Hub stream)."""
+        return sum(1 for _ in self.raw_samples()) if self.countable else None
 
 
 def decode_raw_sample(raw: RawSample, report: SkipReport) -> Sample | None:
@@ -176,3 +223,70 @@ class InMemorySource(Source):
 
     def describe(self) -> dict[str, Any]:
         return dict(self._description)
+
+
+class LimitedSource(Source):
+    """The first `limit` raw samples of another source (ones that then fail to decode included, so positions stay
+    the same whatever fails to decode). Shares the inner source's skip report. What `Source.limited` makes."""
+
+    def __init__(self, inner: Source, limit: int) -> None:
+        super().__init__()
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        self.inner = inner
+        self.limit = limit
+        self.report = inner.report
+
+    def validate(self) -> None:
+        self.inner.validate()
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        return itertools.islice(self.inner.raw_samples(), self.limit)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "limit": self.limit}
+
+    @property
+    def countable(self) -> bool:
+        return self.inner.countable
+
+    def count_without_decoding(self) -> int | None:
+        """The limit (an upper bound: the inner source may hold fewer)."""
+        return self.limit
+
+
+class CellLimitedSource(Source):
+    """The first `limit` raw samples of every cell of another source: a (corruption, severity) of ImageNet-C and
+    CIFAR-C, a perturbation of ImageNet-P, a variant of ImageNet-9. `--limit` on a multi-cell benchmark thus keeps
+    every cell (a complete mCE table on few images) instead of the first cells only. The rest of a full cell is
+    passed over without decoding. Shares the inner source's skip report. What `Source.limited(limit,
+    per_cell=True)` makes (a Hub source's own `limited` also stops reading a part that holds a single cell)."""
+
+    CELL_KEYS = ("corruption", "severity", "perturbation", "difficulty", "variant")
+
+    def __init__(self, inner: Source, limit: int) -> None:
+        super().__init__()
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        self.inner = inner
+        self.limit = limit
+        self.report = inner.report
+
+    def validate(self) -> None:
+        self.inner.validate()
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        counts: dict[tuple[Any, ...], int] = {}
+        for raw in self.inner.raw_samples():
+            cell = tuple(raw.metadata.get(key) for key in self.CELL_KEYS)
+            seen = counts.get(cell, 0)
+            if seen < self.limit:
+                counts[cell] = seen + 1
+                yield raw
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "limit_per_cell": self.limit}
+
+    @property
+    def countable(self) -> bool:
+        return self.inner.countable

@@ -8,26 +8,29 @@ and resume.
 The same runs from the command line as `vitrobust evaluate` and `accelerate launch -m hf_vitrobust evaluate`.
 """
 
+from .benchmark_kinds import BENCHMARK_KINDS, BenchmarkKind
 from .probe_tasks import PROBE_TASKS, ProbeNotApplicable, ProbeTask, get_probe_task, select_images
-from .report import load_results, merge_results, write_report
-from .results import SCHEMA, SCHEMA_VERSION, check_schema
+from .report import write_report
+from .results import SCHEMA, SCHEMA_VERSION, check_schema, load_results, merge_results
 from .runner import DEFAULT_MODEL, EvaluationConfig, EvaluationError, Runner, evaluate, summary_table
-from .suite import SUITE_NAMES, BenchmarkSpec, ProbeSpec, Suite, load_suite, suite_path
+from .suite import SUITE_NAMES, BenchmarkSpec, Suite, SuiteProbe, load_suite, suite_path
 
 __all__ = [
+    "BENCHMARK_KINDS",
     "DEFAULT_MODEL",
     "PROBE_TASKS",
     "SCHEMA",
     "SCHEMA_VERSION",
     "SUITE_NAMES",
+    "BenchmarkKind",
     "BenchmarkSpec",
     "EvaluationConfig",
     "EvaluationError",
     "ProbeNotApplicable",
-    "ProbeSpec",
     "ProbeTask",
     "Runner",
     "Suite",
+    "SuiteProbe",
     "check_schema",
     "evaluate",
     "get_probe_task",

@@ -4,7 +4,7 @@
 One row per sample (one per sequence for ImageNet-P), in stream order, with enough to recompute every metric
 later without the model: the top-1 and top-5 classes, the maximum softmax probability, the true class's
 probability, the argmax over the benchmark's class subset (ImageNet-A/R/O), the ImageNet-O score, the sample's
-corruption / severity / variant / perturbation, and for benchmarks that are not expanded by corruptions the full
+corruption / severity / variant / perturbation, the clean sample a generated one was made of, and for benchmarks that are not expanded by corruptions the full
 logits (calibration and masked accuracy need them).
 """
 
@@ -26,6 +26,7 @@ PREDICTION_SCHEMA = pa.schema(
     [
         ("position", pa.int64()),
         ("sample_id", pa.string()),
+        ("clean_sample_id", pa.string()),
         ("label", pa.int64()),
         ("prediction", pa.int64()),
         ("top5", pa.list_(pa.int64())),
@@ -68,7 +69,15 @@ def prediction_rows(
     columns["sample_id"] = [s.sample_id for s in samples]
     columns["label"] = [int(s.label) for s in samples]
     columns["metadata"] = [json.dumps(s.metadata, sort_keys=True, default=str) for s in samples]
-    for key in ("corruption", "severity", "variant", "perturbation", "difficulty", "is_ood"):
+    for key in (
+        "clean_sample_id",
+        "corruption",
+        "severity",
+        "variant",
+        "perturbation",
+        "difficulty",
+        "is_ood",
+    ):
         columns[key] = [s.metadata.get(key) for s in samples]
     k = min(TOP_K, logits.shape[-1])
     if benchmark.task == "sequence":
@@ -116,6 +125,26 @@ def to_table(columns: dict[str, list[Any]], skipped: dict[str, Any] | None = Non
     return table
 
 
+def with_clean_sample_ids(table: pa.Table) -> pa.Table:
+    """A chunk table with the "clean_sample_id" column. Chunks written before the column existed (an old run folder
+    being resumed) get it derived as their runs made it: the sample id after "<corruption>/<severity>/" for a
+    generated sample (its metadata says "generated"), None for any other; a table that has it is returned as it is.
+    """
+    if "clean_sample_id" in table.schema.names:
+        return table
+    sample_ids = table.column("sample_id").to_pylist()
+    generated = [
+        bool(json.loads(text).get("generated")) if text else False
+        for text in table.column("metadata").to_pylist()
+    ]
+    derived = [
+        sample_id.split("/", 2)[-1] if made else None
+        for sample_id, made in zip(sample_ids, generated, strict=True)
+    ]
+    index = PREDICTION_SCHEMA.get_field_index("clean_sample_id")
+    return table.add_column(index, PREDICTION_SCHEMA.field(index), pa.array(derived, pa.string()))
+
+
 def chunk_skips(table: pa.Table) -> dict[str, Any]:
     metadata = table.schema.metadata or {}
     raw = metadata.get(b"hf_vitrobust.skipped")
@@ -130,4 +159,5 @@ __all__ = [
     "keeps_logits",
     "prediction_rows",
     "to_table",
+    "with_clean_sample_ids",
 ]

@@ -38,7 +38,6 @@ command line's `--protocol`; `model_input` applies the preprocessing part to one
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from typing import Any
 
 from ..data import RELEASE_ENCODINGS, Benchmark
 from ..models.classifier import Classifier, Preprocessing
+from ..registry import did_you_mean
 
 logger = logging.getLogger(__name__)
 
@@ -114,15 +114,13 @@ def check_protocol(benchmark: Benchmark, protocol: Mapping[str, Any], where: str
     checked = {}
     for part, value in protocol.items():
         if part not in parts:
-            close = difflib.get_close_matches(str(part), parts, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(part, parts)
             raise ValueError(
                 f"{where}: {benchmark.name} has no protocol part {part!r}.{hint} Its parts: {', '.join(parts)}."
             )
         choices = _CHOICES[part]
         if not isinstance(value, str) or value not in choices:
-            close = difflib.get_close_matches(str(value), list(choices), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(value, choices)
             raise ValueError(
                 f"{where}: unknown {part} protocol {value!r} for {benchmark.name}.{hint} "
                 f"Known: {', '.join(choices)}."

@@ -10,349 +10,45 @@ numbers, ImageNet-P flip rates, ImageNet-A/R/O, ImageNet-9) and the probes' head
 from __future__ import annotations
 
 import base64
-import copy
 import html
-import json
-import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..atomic_files import write_text_atomic
-from ..metrics import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
-from .figures import (
-    BACKGROUND_FIGURE,
-    MASKED_FIGURE,
-    OOD_FIGURE,
-    PROBE_FIGURES,
+from ..probes.display import MISSING, fmt_count, fmt_number, number
+from ..probes.spec import get_probe
+from .benchmark_kinds import get_benchmark_kind
+from .figures import caption, write_figures
+from .report_blocks import (
+    Block,
+    FigureBlock,
+    Heading,
+    Paragraph,
+    Row,
+    Table,
+    _model_table,
+    _named_value_table,
+    figure_blocks,
+)
+from .results import (
     ModelView,
-    as_float_array,
-    benchmark_figure_name,
     benchmark_names,
-    caption,
-    corruption_top1_by_severity,
-    masked_top1_percent,
-    metric_kind,
+    merge_results,
     model_views,
-    number,
     ordered_union,
     probe_kind,
     probe_names,
     run_names,
-    severity5_top1,
-    unique_model_keys,
-    write_figures,
 )
-from .protocols import CLASS_MASK_PROTOCOLS
-from .results import check_schema
-
-RESULTS_FILE = "results.json"
-MISSING = "—"
-
-# Sections of results.json keyed by model key (renamed together when a key is disambiguated).
-_MODEL_KEYED_SECTIONS = ("metrics", "probes", "predictions", "timing", "summary")
-
 
 # ---------------------------------------------------------------------------------------------------------------
 # Loading and merging
 
 
-def _describe(result: Mapping[str, Any], index: int) -> str:
-    source = result.get("_source")
-    return f"{source}" if source else f"results[{index}]"
-
-
-def _check(result: Any, where: str) -> None:
-    if not isinstance(result, Mapping):
-        raise ValueError(f"{where}: a results.json holds a JSON object, got {type(result).__name__}.")
-    check_schema(dict(result), where)
-
-
-def load_results(paths: Sequence[Path | str]) -> list[dict]:
-    """Read results.json files: each path is a run folder holding results.json, or the file itself.
-
-    Each dict gets "_source" (the file's path), which names the run in errors and disambiguates model keys."""
-    if isinstance(paths, str | os.PathLike):
-        paths = [paths]
-    if not paths:
-        raise ValueError("No results given: pass one or more run folders (or results.json files).")
-    loaded = []
-    for given in paths:
-        path = Path(given)
-        file = path / RESULTS_FILE if path.is_dir() else path
-        if not file.is_file():
-            where = f"{path} holds no {RESULTS_FILE}" if path.is_dir() else f"{path} does not exist"
-            raise FileNotFoundError(f"No results: {where}. Pass a run folder or its {RESULTS_FILE}.")
-        try:
-            result = json.loads(file.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ValueError(f"{file}: not valid JSON ({error}).") from error
-        _check(result, str(file))
-        result["_source"] = str(file)
-        loaded.append(result)
-    return loaded
-
-
-def merge_results(results: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """Several runs' results, ready to show side by side: each is checked (schema name and version; ValueError
-    naming the file) and copied, and a model key found in more than one run becomes "<key>@<run folder name>"
-    everywhere in its run. Merging merged results changes nothing."""
-    if isinstance(results, Mapping):
-        results = [results]
-    results = list(results)
-    if not results:
-        raise ValueError("No results to report.")
-    for index, result in enumerate(results):
-        _check(result, _describe(result, index))
-    merged = []
-    for result, renamed in zip(results, unique_model_keys(results), strict=True):
-        copied = copy.deepcopy(dict(result))
-        if any(old != new for old, new in renamed.items()):
-            copied["models"] = [
-                {**model, "key": renamed[str(model["key"])], "run_key": model["key"]}
-                for model in copied["models"]
-            ]
-            for section in _MODEL_KEYED_SECTIONS:
-                if isinstance(copied.get(section), Mapping):
-                    copied[section] = {renamed.get(k, k): v for k, v in copied[section].items()}
-        merged.append(copied)
-    return merged
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Formatting
-
-
-def fmt_percent(value: Any, scale: float = 1.0, decimals: int = 2) -> str:
-    """A percentage: `value * scale` with `decimals` decimals (scale 100 for fractions)."""
-    value = number(value)
-    return MISSING if value is None else f"{value * scale:.{decimals}f}"
-
-
-def fmt_number(value: Any) -> str:
-    """Any other real number: four significant digits (integers as they are)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    value = number(value)
-    if value is None:
-        return MISSING
-    if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
-        return f"{value:.3e}"
-    return f"{value:.4g}"
-
-
-def _plain(value: Any) -> str:
-    """A value of an unrecognised metric dict: numbers formatted, text as it is, containers summarised."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping | list):
-        return f"({len(value)} entries)"
-    return fmt_number(value)
-
-
-def fmt_count(value: Any) -> str:
-    return f"{int(value):,}" if number(value) is not None else MISSING
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The document: blocks rendered to Markdown and to HTML
-
-
-@dataclass(frozen=True)
-class Heading:
-    level: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Paragraph:
-    text: str
-
-
-@dataclass(frozen=True)
-class Table:
-    headers: list[str]
-    rows: list[list[str]]
-    title: str | None = None
-    numeric: bool = True  # right-align every column but the first
-
-
-@dataclass(frozen=True)
-class FigureBlock:
-    name: str
-    path: str
-    caption: str
-
-
-Block = Heading | Paragraph | Table | FigureBlock
-Row = tuple[str, Callable[[Mapping[str, Any]], str]]
-
-
-def _model_table(
-    views: Sequence[ModelView],
-    data: Callable[[ModelView], Mapping[str, Any] | None],
-    rows: Sequence[Row],
-    first: str,
-) -> Table | None:
-    """One row per (label, formatter), one column per model that has data; rows empty for every model dropped."""
-    columns = [(v.key, data(v)) for v in views]
-    columns = [(key, value) for key, value in columns if value]
-    if not columns:
-        return None
-    body = []
-    for label, cell in rows:
-        cells = [cell(value) for _, value in columns]
-        if any(c != MISSING for c in cells):
-            body.append([label, *cells])
-    if not body:
-        return None
-    return Table([first, *(key for key, _ in columns)], body)
-
-
-def _named_value_table(
-    views: Sequence[ModelView],
-    values: Callable[[ModelView], Mapping[str, Any] | None],
-    first: str,
-    cell: Callable[[Any], str],
-    title: str | None = None,
-) -> Table | None:
-    """Rows = the union of the names (in order), columns = models: e.g. CE per corruption."""
-    columns = [(v.key, values(v)) for v in views]
-    columns = [(key, value) for key, value in columns if value]
-    if not columns:
-        return None
-    names = ordered_union([list(value) for _, value in columns])
-    rows = [[str(name), *(cell(value.get(name)) for _, value in columns)] for name in names]
-    return Table([first, *(key for key, _ in columns)], rows, title)
-
-
-def _get(*path: str) -> Callable[[Mapping[str, Any]], Any]:
-    def read(data: Mapping[str, Any]) -> Any:
-        for key in path:
-            if not isinstance(data, Mapping):
-                return None
-            data = data.get(key)
-        return data
-
-    return read
-
-
-def _pct(*path: str, scale: float = 1.0) -> Callable[[Mapping[str, Any]], str]:
-    return lambda d: fmt_percent(_get(*path)(d), scale)
-
-
-def _num(*path: str) -> Callable[[Mapping[str, Any]], str]:
-    return lambda d: fmt_number(_get(*path)(d))
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Derived numbers (the runner stores most; these fall back to the raw tables when it did not)
-
-
-def _mean_top1(metrics: Mapping[str, Any]) -> float | None:
-    if number(metrics.get("mean_top1")) is not None:
-        return float(metrics["mean_top1"])
-    cells = [v for table in corruption_top1_by_severity(metrics).values() for v in table.values()]
-    return float(np.mean(cells)) if cells else None
-
-
-def _severity5_mean(metrics: Mapping[str, Any]) -> float | None:
-    if number(metrics.get("severity5_top1")) is not None:
-        return float(metrics["severity5_top1"])
-    values = list(severity5_top1(metrics).values())
-    return float(np.mean(values)) if values else None
-
-
-def _contrast_s5(metrics: Mapping[str, Any]) -> float | None:
-    if number(metrics.get("contrast_s5_top1")) is not None:
-        return float(metrics["contrast_s5_top1"])
-    return severity5_top1(metrics).get("contrast")
-
-
 def _probe_values(kind: str, probe: Mapping[str, Any]) -> dict[str, Any]:
-    """The headline numbers of one probe dict: label (with unit) -> formatted value."""
-    out: dict[str, Any] = {}
-    if "skipped" in probe:
-        return {"skipped": str(probe["skipped"])}
-    if kind == "occlusion":
-        for ratio, accuracy in zip(probe.get("ratios") or [], probe.get("accuracy") or [], strict=False):
-            out[f"top-1 (%) at {fmt_percent(ratio, 100, 0)} % masked"] = fmt_percent(accuracy, 100)
-    elif kind == "fourier_heatmap":
-        error_map = as_float_array(probe.get("error_map"))
-        finite = error_map[np.isfinite(error_map)] if error_map.size else error_map
-        out["mean error over the map (%)"] = fmt_percent(finite.mean() if finite.size else None, 100)
-        out["max error (%)"] = fmt_percent(finite.max() if finite.size else None, 100)
-        out["clean error (%)"] = fmt_percent(probe.get("clean_error"), 100)
-        out["eps (L2)"] = fmt_number(probe.get("eps"))
-    elif kind == "deepfool":
-        out["success rate (%)"] = fmt_percent(probe.get("success_rate"), 100)
-        out["mean L2 of the perturbation"] = fmt_number(probe.get("mean_l2"))
-    elif kind == "pgd":
-        mean = as_float_array(probe.get("loss_mean"))
-        std = as_float_array(probe.get("loss_std"))
-        notebook = probe.get("record") == "paul-chen-notebook"
-        out["loss recorded"] = (
-            "−CE before each step (paul-chen-notebook)" if notebook else "CE at t = 0..steps"
-        )
-        out["initial loss"] = fmt_number(mean[0] if mean.size else None)
-        final = fmt_number(mean[-1] if mean.size else None)
-        if std.size == mean.size and mean.size:
-            final = f"{final} ± {fmt_number(std[-1])}"
-        out["final loss (mean ± std)"] = final
-        out["success rate (%)"] = fmt_percent(probe.get("success_rate"), 100)
-        out["eps (L∞) / steps"] = f"{fmt_number(probe.get('eps'))} / {fmt_count(probe.get('steps'))}"
-    elif kind == "frequency_noise":
-        out["clean top-1 (%)"] = fmt_percent(probe.get("clean_accuracy"), 100)
-        for frequency, drop in zip(
-            probe.get("frequencies") or [], probe.get("accuracy_drop") or [], strict=False
-        ):
-            out[f"accuracy drop (pp) at {fmt_number(frequency)}π"] = fmt_percent(drop, 100)
-    elif kind == "hessian":
-        top = as_float_array(probe.get("eigenvalues"))
-        bottom = as_float_array(probe.get("bottom_eigenvalues"))
-        top, bottom = top[np.isfinite(top)], bottom[np.isfinite(bottom)]
-        out["top eigenvalue (max over batches)"] = fmt_number(top.max() if top.size else None)
-        out["most negative eigenvalue"] = fmt_number(bottom.min() if bottom.size else None)
-        out["mini-batches"] = fmt_count(len(probe.get("batch_sizes") or []) or None)
-    elif kind == "feature_fourier":
-        deltas = probe.get("delta_log_amplitude") or []
-        finite = [d for d in deltas if number(d) is not None]
-        out["Δ log amplitude, last layer"] = fmt_number(finite[-1] if finite else None)
-        out["layers"] = fmt_count(len(deltas) or None)
-    elif kind == "feature_variance":
-        variance = [v for v in probe.get("variance") or [] if number(v) is not None]
-        out["variance, last layer"] = fmt_number(variance[-1] if variance else None)
-    elif kind == "lesion":
-        drops = probe.get("accuracy_drop") or []
-        out["intact top-1 (%)"] = fmt_percent(probe.get("baseline_accuracy"), 100)
-        if any(number(d) is not None for d in drops):
-            biggest = int(np.nanargmax(as_float_array(drops)))
-            units = probe.get("units") or []
-            unit = f" ({units[biggest]})" if biggest < len(units) else ""
-            out["biggest drop (pp)"] = f"{fmt_percent(drops[biggest], 100)}{unit}"
-    elif kind == "loss_landscape":
-        loss = as_float_array(probe.get("loss"))
-        finite = loss[np.isfinite(loss)] if loss.size else loss
-        out["center loss"] = fmt_number(probe.get("center_loss"))
-        out["max loss on the grid"] = fmt_number(finite.max() if finite.size else None)
-    elif kind == "cka":
-        matrix = as_float_array(probe.get("cka"))
-        if matrix.ndim == 2 and matrix.size > 1:
-            off = matrix[~np.eye(*matrix.shape, dtype=bool)]
-            out["mean CKA between different layers"] = fmt_number(np.nanmean(off) if off.size else None)
-    elif kind in ("attention", "gradcam"):
-        out["method"] = str(probe.get("method") or MISSING)
-    images = probe.get("num_images", probe.get("num_samples"))
-    if images is None and kind == "hessian":
-        images = sum(probe.get("batch_sizes") or []) or None
-    if images is None and probe.get("success") is not None:  # DeepFool: one entry per image
-        images = len(probe["success"])
-    if images is not None:
-        out["images"] = fmt_count(images)
-    return out
+    """The headline numbers of one probe dict: label (with unit) -> formatted value (its spec's `table`)."""
+    return get_probe(kind).table(probe)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -453,11 +149,6 @@ def _data_sources(results: Sequence[Mapping[str, Any]]) -> list[Block]:
     return [Heading(2, "Data sources"), Table(headers, rows, numeric=False)]
 
 
-def _schema_1_masked_top1(metrics: Mapping[str, Any], field: str = "top1") -> str:
-    """ImageNet-A/R top-k of a run that recorded one class mask only (schema 1: the 200-class argmax)."""
-    return MISSING if "protocols" in metrics else fmt_percent(masked_top1_percent(metrics, field))
-
-
 def _protocol_text(record: Mapping[str, Any]) -> str:
     parts = [
         f"{part}: {record[part]}" for part in ("class_mask", "mce", "release_encoding") if record.get(part)
@@ -540,259 +231,49 @@ def _models(views: Sequence[ModelView], results: Sequence[Mapping[str, Any]]) ->
 def _summary(views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequence[str]) -> list[Block]:
     rows: list[Row] = []
     for bench in benchmarks:
-        kinds = {metric_kind(v.metrics[bench]) for v in views if bench in v.metrics}
-        kind = next(iter(kinds)) if len(kinds) == 1 else None
+        kinds = {v.kinds.get(bench, "other") for v in views if bench in v.metrics}
+        kind = get_benchmark_kind(next(iter(kinds)) if len(kinds) == 1 else "other")
 
         def at(read: Callable, bench: str = bench) -> Callable[[Mapping[str, Any]], str]:
             return lambda metrics: read(metrics.get(bench) or {})
 
-        if kind == "clean":
-            rows.append((f"{bench} top-1 (%)", at(_pct("top1"))))
-            rows.append((f"{bench} ECE (%)", at(_pct("calibration", "ece", scale=100))))
-        elif kind == "corruption":
-            rows.append((f"{bench} mCE (%, lower is better; alexnet-15)", at(_pct("mce"))))
-            rows.append(
-                (f"{bench} mCE (%, unnormalized-19)", at(_pct("protocols", "unnormalized-19", "mce")))
-            )
-            rows.append((f"{bench} mean top-1 (%)", at(lambda m: fmt_percent(_mean_top1(m)))))
-            rows.append((f"{bench} severity-5 mean top-1 (%)", at(lambda m: fmt_percent(_severity5_mean(m)))))
-        elif kind == "masked":
-            for mask in CLASS_MASK_PROTOCOLS:
-                rows.append((f"{bench} top-1 (%, {mask})", at(_pct("protocols", mask, "top1"))))
-            rows.append((f"{bench} top-1 (%)", at(_schema_1_masked_top1)))
-        elif kind == "ood":
-            rows.append((f"{bench} AUPR (%)", at(_pct("aupr", scale=100))))
-        elif kind == "perturbation":
-            rows.append((f"{bench} mFR, unnormalised (%)", at(_pct("mfr_unnormalized", scale=100))))
-        elif kind == "background":
-            rows.append((f"{bench} BG-gap (pp)", at(_pct("bg_gap", scale=100))))
-    headline = {
-        "occlusion": None,
-        "fourier_heatmap": "mean error over the map (%)",
-        "deepfool": "mean L2 of the perturbation",
-        "pgd": "final loss (mean ± std)",
-        "hessian": "top eigenvalue (max over batches)",
-        "feature_fourier": "Δ log amplitude, last layer",
-        "lesion": "biggest drop (pp)",
-        "loss_landscape": "center loss",
-    }
+        rows += [(label, at(read)) for label, read in kind.summary_rows(bench)]
     for name in probes:
         kinds = {probe_kind(name, v.probes[name]) for v in views if name in v.probes}
         kind = next(iter(kinds)) if len(kinds) == 1 else None
-        if kind not in headline:
+        spec = None if kind is None else get_probe(kind)
+        if spec is None or spec.summary_row is None:
             continue
-        label = headline[kind]
-
-        def probe_cell(
-            metrics: Mapping[str, Any], name: str = name, kind: str = kind, label: str | None = label
-        ) -> str:
-            probe = metrics.get(name)
-            if not probe:
-                return MISSING
-            values = _probe_values(kind, probe)
-            if label is None:  # occlusion: accuracy at the largest ratio
-                accuracies = [k for k in values if k.startswith("top-1")]
-                return values[accuracies[-1]] if accuracies else MISSING
-            return values.get(label, MISSING)
-
-        shown = "top-1 (%) at the largest ratio" if label is None else label
-        rows.append((f"{name}: {shown}", lambda metrics, cell=probe_cell: cell(metrics)))
+        rows.append(
+            (
+                f"{name}: {spec.summary_row}",
+                lambda metrics, name=name, spec=spec: spec.summary_cell(metrics.get(name)),
+            )
+        )
     table = _model_table(views, lambda v: {**v.metrics, **v.probes}, rows, "headline")
     if table is None:
         return []
     return [Heading(2, "Summary"), table]
 
 
-def _figure(name: str, figures: Mapping[str, str]) -> list[Block]:
-    return [FigureBlock(name, figures[name], caption(name))] if name in figures else []
-
-
-def _clean_section(bench: str, views: Sequence[ModelView]) -> list[Block]:
-    rows: list[Row] = [
-        ("top-1 (%)", _pct("top1")),
-        ("top-5 (%)", _pct("top5")),
-        ("ECE (%)", _pct("calibration", "ece", scale=100)),
-        ("max calibration error (%)", _pct("calibration", "max_calibration_error", scale=100)),
-        ("NLL (nats)", _num("calibration", "nll")),
-        ("Brier score", _num("calibration", "brier")),
-        ("samples", lambda m: fmt_count(m.get("num_samples", _get("calibration", "num_samples")(m)))),
-    ]
-    table = _model_table(views, lambda v: v.metrics.get(bench), rows, "metric")
-    return [table] if table else []
-
-
-def _corruption_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, str]) -> list[Block]:
-    def data(v: ModelView) -> Mapping[str, Any] | None:
-        return v.metrics.get(bench) if metric_kind(v.metrics.get(bench, {})) == "corruption" else None
-
-    rows: list[Row] = [
-        ("mCE (%, AlexNet-normalised: alexnet-15)", _pct("mce")),
-        (
-            "mCE (%, unnormalised mean over every corruption present: unnormalized-19)",
-            _pct("protocols", "unnormalized-19", "mce"),
-        ),
-        (
-            "corruptions absent from unnormalized-19",
-            lambda m: (
-                ", ".join(_get("protocols", "unnormalized-19", "absent_corruptions")(m) or []) or MISSING
-            ),
-        ),
-        ("relative mCE (%)", _pct("relative_mce")),
-        ("unnormalised mCE (%)", _pct("unnormalized_mce")),
-        ("mean corruption accuracy, standard corruptions (%)", _pct("mean_corruption_accuracy")),
-        ("mean top-1 over all cells present (%) — Park & Kim", lambda m: fmt_percent(_mean_top1(m))),
-        ("severity-5 mean top-1 (%) — Paul & Chen Fig. 2", lambda m: fmt_percent(_severity5_mean(m))),
-        ("contrast, severity 5, top-1 (%) — Paul & Chen Fig. 3", lambda m: fmt_percent(_contrast_s5(m))),
-        ("clean error (%)", _pct("clean_error")),
-        ("samples", lambda m: fmt_count(m.get("num_samples"))),
-        ("missing cells", lambda m: fmt_count(len(m.get("missing_cells") or []))),
-    ]
-    blocks: list[Block] = []
-    if table := _model_table(views, data, rows, "metric"):
-        blocks.append(table)
-    partial = [v.key for v in views if (data(v) or {}).get("missing_cells")]
-    if partial:
-        blocks.append(
-            Paragraph(
-                f"Partial ImageNet-C for {', '.join(partial)}: some standard corruption/severity cells are missing, "
-                "so mCE and the means cover only the cells present and are not comparable to published values."
-            )
-        )
-
-    def ce(v: ModelView) -> Mapping[str, Any] | None:
-        metrics = data(v)
-        if not metrics:
-            return None
-        extra = {f"{name} (extra)": value for name, value in (metrics.get("extra_ce") or {}).items()}
-        return {**(metrics.get("ce") or {}), **extra}
-
-    for values, first, title in (
-        (ce, "corruption", "Corruption error CE per corruption (%)"),
-        (lambda v: (data(v) or {}).get("relative_ce"), "corruption", "Relative CE per corruption (%)"),
-        (
-            lambda v: _in_table_order(severity5_top1(data(v) or {})),
-            "corruption",
-            "Top-1 at severity 5 per corruption (%)",
-        ),
-        (
-            lambda v: _by_severity(data(v) or {}),
-            "severity",
-            "Mean top-1 per severity over the corruptions present (%)",
-        ),
-    ):
-        if table := _named_value_table(views, values, first, fmt_percent, title):
-            blocks.append(table)
-    blocks += _figure(benchmark_figure_name(bench, "ce"), figures)
-    blocks += _figure(benchmark_figure_name(bench, "severity"), figures)
-    return blocks
-
-
-def _in_table_order(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Corruptions in the ImageNet-C table's order (noise, blur, weather, digital, then the extra ones)."""
-    order = {name: i for i, name in enumerate(STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS)}
-    return dict(sorted(values.items(), key=lambda item: order.get(item[0], len(order))))
-
-
-def _by_severity(metrics: Mapping[str, Any]) -> dict[str, float]:
-    """Mean top-1 (%) over the corruptions present, per severity."""
-    table = corruption_top1_by_severity(metrics)
-    levels = sorted({level for cells in table.values() for level in cells})
-    return {str(level): float(np.mean([c[level] for c in table.values() if level in c])) for level in levels}
-
-
-def _perturbation_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, str]) -> list[Block]:
-    def data(v: ModelView) -> Mapping[str, Any] | None:
-        return v.metrics.get(bench) if metric_kind(v.metrics.get(bench, {})) == "perturbation" else None
-
-    rows: list[Row] = [
-        ("difficulty", lambda m: fmt_count(m.get("difficulty"))),
-        ("mFR, AlexNet-normalised (%)", _pct("mfr")),
-        ("mT5D, AlexNet-normalised (%)", _pct("mt5d")),
-        ("mFR, unnormalised (mean flip probability, %)", _pct("mfr_unnormalized", scale=100)),
-        ("mT5D, unnormalised (top-5 distance, ranks)", _num("mt5d_unnormalized")),
-        ("validation mFR, unnormalised (%)", _pct("validation_mfr_unnormalized", scale=100)),
-        ("validation mT5D, unnormalised (ranks)", _num("validation_mt5d_unnormalized")),
-        ("sequences", lambda m: fmt_count(sum((m.get("num_sequences") or {}).values()) or None)),
-        ("missing test perturbations", lambda m: ", ".join(m.get("missing_perturbations") or []) or "none"),
-    ]
-    blocks: list[Block] = []
-    if table := _model_table(views, data, rows, "metric"):
-        blocks.append(table)
-    for field, cell, title in (
-        ("flip_probability", lambda x: fmt_percent(x, 100), "Flip probability per perturbation (%)"),
-        ("top5_distance", fmt_number, "Top-5 distance per perturbation (ranks)"),
-    ):
-        if table := _named_value_table(
-            views, lambda v, f=field: (data(v) or {}).get(f), "perturbation", cell, title
-        ):
-            blocks.append(table)
-    blocks += _figure(benchmark_figure_name(bench, "flip"), figures)
-    return blocks
-
-
-def _simple_section(bench: str, kind: str, views: Sequence[ModelView]) -> list[Block]:
-    rows: list[Row]
-    if kind == "masked":
-        rows = [
-            (f"{part} (%, {mask}: {meaning})", _pct("protocols", mask, part))
-            for mask, meaning in CLASS_MASK_PROTOCOLS.items()
-            for part in ("top1", "top5")
-        ]
-        rows += [
-            ("headline class mask", lambda m: str(m.get("class_mask") or MISSING)),
-            ("top-1 (%, within the set's classes)", _schema_1_masked_top1),
-            ("top-5 (%, within the set's classes)", lambda m: _schema_1_masked_top1(m, "top5")),
-            ("classes", lambda m: fmt_count(m.get("num_classes"))),
-            ("samples", lambda m: fmt_count(m.get("num_samples"))),
-        ]
-    elif kind == "ood":
-        rows = [
-            ("AUPR (%)", _pct("aupr", scale=100)),
-            ("AUROC (%)", _pct("auroc", scale=100)),
-            ("FPR at 95 % TPR (%)", _pct("fpr_at_95_tpr", scale=100)),
-            ("OOD samples", lambda m: fmt_count(m.get("num_ood"))),
-            ("in-distribution samples", lambda m: fmt_count(m.get("num_in_distribution"))),
-        ]
-    elif kind == "background":
-        variants = ordered_union([list((v.metrics.get(bench) or {}).get("accuracy") or {}) for v in views])
-        rows = [(f"{name} top-1 (%)", _pct("accuracy", name, scale=100)) for name in variants]
-        rows.append(("BG-gap = mixed_same − mixed_rand (pp)", _pct("bg_gap", scale=100)))
-        rows.append(("samples", lambda m: fmt_count(sum((m.get("num_samples") or {}).values()) or None)))
-    else:
-        keys = ordered_union([list(v.metrics.get(bench) or {}) for v in views])
-        rows = [(key, lambda m, key=key: _plain(m.get(key))) for key in keys]
-    table = _model_table(views, lambda v: v.metrics.get(bench), rows, "metric")
-    return [table] if table else []
-
-
 def _benchmark_sections(
     benchmarks: Sequence[str], views: Sequence[ModelView], figures: Mapping[str, str]
 ) -> list[Block]:
+    """One section per benchmark, drawn by the kind most of the models' results of it have; a kind's group figure
+    follows the last benchmark of that kind."""
     blocks: list[Block] = []
     placed: set[str] = set()
-    for bench in benchmarks:
-        kinds = [metric_kind(v.metrics[bench]) for v in views if bench in v.metrics]
+    for index, bench in enumerate(benchmarks):
+        kinds = [v.kinds.get(bench, "other") for v in views if bench in v.metrics]
         if not kinds:
             continue
-        kind = max(set(kinds), key=kinds.count)
+        kind = get_benchmark_kind(max(dict.fromkeys(kinds), key=kinds.count))
         blocks.append(Heading(2, f"Benchmark: {bench}"))
-        if kind == "clean":
-            blocks += _clean_section(bench, views)
-        elif kind == "corruption":
-            blocks += _corruption_section(bench, views, figures)
-        elif kind == "perturbation":
-            blocks += _perturbation_section(bench, views, figures)
-        else:
-            blocks += _simple_section(bench, kind, views)
-        last_of_kind = all(
-            metric_kind(v.metrics.get(b, {})) != kind
-            for b in benchmarks[benchmarks.index(bench) + 1 :]
-            for v in views
-        )
-        group = {"masked": MASKED_FIGURE, "ood": OOD_FIGURE, "background": BACKGROUND_FIGURE}.get(kind)
-        if group and last_of_kind and group not in placed:
-            blocks += _figure(group, figures)
-            placed.add(group)
+        blocks += kind.section(bench, views, figures)
+        last_of_kind = all(v.kinds.get(b) != kind.name for b in benchmarks[index + 1 :] for v in views)
+        if kind.group_figure is not None and last_of_kind and kind.group_figure[0] not in placed:
+            blocks += figure_blocks(kind.group_figure[0], figures)
+            placed.add(kind.group_figure[0])
     return blocks
 
 
@@ -819,9 +300,9 @@ def _probe_sections(
             str,
         ):
             blocks.append(table)
-        for figure in PROBE_FIGURES.get(kind, ()):
+        for figure in get_probe(kind).figures:
             if figure not in placed:
-                blocks += _figure(figure, figures)
+                blocks += figure_blocks(figure, figures)
                 placed.add(figure)
     return [Heading(2, "Probes"), *blocks] if blocks else []
 
@@ -967,10 +448,7 @@ def write_report(results: Mapping[str, Any] | Sequence[Mapping[str, Any]], out_d
 
 
 __all__ = [
-    "RESULTS_FILE",
     "build_document",
-    "load_results",
-    "merge_results",
     "render_html",
     "render_markdown",
     "write_report",

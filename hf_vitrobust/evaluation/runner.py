@@ -16,7 +16,6 @@ already on disk, so a killed run continues where it stopped and ends with the sa
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import logging
 import os
@@ -35,12 +34,21 @@ from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from .. import __version__
+from ..constants import DEFAULT_MODEL, LABEL_SPACE_CLASSES
 from ..corruptions.export import stable_sample_index
 from ..data import BENCHMARKS, Benchmark, SkipReport, Source, get_benchmark, load_benchmark
 from ..data.samples import MAX_REPORTED_SKIPS
 from ..models.classifier import Classifier, load_classifier
+from ..registry import did_you_mean
 from .distributed import ProcessGroup, process_group
-from .predictions import chunk_skips, empty_columns, keeps_logits, prediction_rows, to_table
+from .predictions import (
+    chunk_skips,
+    empty_columns,
+    keeps_logits,
+    prediction_rows,
+    to_table,
+    with_clean_sample_ids,
+)
 from .probe_tasks import ProbeNotApplicable, get_probe_task, select_images
 from .protocols import ModelInput, benchmark_protocol, model_input, protocol_record
 from .results import SCHEMA, SCHEMA_VERSION, environment, json_safe, model_key, utc_now
@@ -60,14 +68,7 @@ from .suite import BenchmarkSpec, Suite, load_suite
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "builtin:efficientnet_lite0"
 PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-
-#: How many classes a classifier needs for each label space (ImageNet-9 is scored by mapping ImageNet classes).
-LABEL_SPACE_CLASSES = {"imagenet-1k": 1000, "imagenet-9": 1000, "cifar10": 10, "cifar100": 100}
-
-#: The clean benchmark whose predictions give a corrupted benchmark's clean error (relative mCE).
-CLEAN_OF = {"imagenet-c": "imagenet-val", "cifar10-c": "cifar10", "cifar100-c": "cifar100"}
 
 #: Run settings that change results: a resumed run must use the same ones.
 _RESULT_SETTINGS = (
@@ -105,11 +106,6 @@ class EvaluationConfig:
 
 class EvaluationError(ValueError):
     """A run that cannot start: a bad option, name, source or label space; raised before any work."""
-
-
-def _close_matches(name: str, choices: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
-    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _check_positive(name: str, value: int | None, minimum: int = 1) -> None:
@@ -164,7 +160,7 @@ class Runner:
         if config.precision not in PRECISIONS:
             raise EvaluationError(
                 f"precision must be one of {', '.join(PRECISIONS)}, got {config.precision!r}."
-                + _close_matches(str(config.precision), list(PRECISIONS))
+                + did_you_mean(config.precision, PRECISIONS, n=3)
             )
         _check_positive("limit", config.limit)
         _check_positive("batch_size", config.batch_size)
@@ -186,7 +182,7 @@ class Runner:
                         else f"unknown benchmark {name!r}"
                     )
                     + f" (its benchmarks: {', '.join(suite_benchmarks)})."
-                    + _close_matches(name, suite_benchmarks)
+                    + did_you_mean(name, suite_benchmarks, n=3)
                 )
         specs = list(config.models) or list(self.suite.models) or [DEFAULT_MODEL]
         if len(set(specs)) != len(specs):
@@ -200,7 +196,7 @@ class Runner:
             if name not in suite_benchmarks:
                 raise EvaluationError(
                     f"--protocol {name}.PART=NAME: the suite {self.suite.name!r} has no benchmark {name!r} (its "
-                    f"benchmarks: {', '.join(suite_benchmarks)})." + _close_matches(name, suite_benchmarks)
+                    f"benchmarks: {', '.join(suite_benchmarks)})." + did_you_mean(name, suite_benchmarks, n=3)
                 )
         try:
             self.protocols: dict[str, dict[str, str]] = {
@@ -427,7 +423,7 @@ class Runner:
             report.converted.update(skips.get("converted_to_rgb", {}))
             room = MAX_REPORTED_SKIPS - len(report.examples)
             report.examples.extend(skips.get("examples", [])[: max(room, 0)])
-            tables.append(table.replace_schema_metadata(None))
+            tables.append(with_clean_sample_ids(table.replace_schema_metadata(None)))
         merged = pa.concat_tables(tables)
         frame = merged.to_pandas()
         if frame["sample_id"].duplicated().any():
@@ -600,6 +596,7 @@ class Runner:
                     record.setdefault("models", {})[entry.key] = entry.inputs[name].to_dict()
                     results["benchmarks"][name] = {
                         "task": plan.benchmark.task,
+                        "kind": plan.benchmark.kind,
                         "label_space": plan.benchmark.label_space,
                         "source": source,
                         "generated": bool(source.get("generated", False)),
@@ -615,10 +612,10 @@ class Runner:
                 timing[name] = time.perf_counter() - begin
             if self.group.is_main:
                 for name, frame in frames.items():
-                    clean = frames.get(CLEAN_OF.get(name, ""))
+                    clean = frames.get(self.benchmarks[name].clean or "")
                     if clean is not None and plans[name].generated is not None:
                         # Generated corruptions of a subset (--limit): the clean error of the same images.
-                        used = {sample_id.split("/", 2)[-1] for sample_id in frame["sample_id"]}
+                        used = set(frame["clean_sample_id"])
                         clean = clean[clean["sample_id"].isin(used)]
                     protocol = self.protocols[name]
                     computed = benchmark_metrics(self.benchmarks[name], frame, clean, protocol)
@@ -686,7 +683,6 @@ def evaluate(config: EvaluationConfig | None = None, **kwargs: Any) -> dict[str,
 
 
 __all__ = [
-    "CLEAN_OF",
     "DEFAULT_MODEL",
     "LABEL_SPACE_CLASSES",
     "PRECISIONS",

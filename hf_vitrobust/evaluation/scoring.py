@@ -169,65 +169,99 @@ def background_metrics(frame: pd.DataFrame) -> dict[str, Any]:
     ).to_dict()
 
 
+def _percent_or_none(value: float | None) -> float | None:
+    return None if value is None else 100.0 * value
+
+
+def clean_headline(benchmark: Benchmark, metrics: dict[str, Any], protocol: dict[str, str]) -> dict[str, Any]:
+    """A clean benchmark's top-1."""
+    return {f"{benchmark.name} top-1 %": metrics.get("top1")}
+
+
+def masked_headline(
+    benchmark: Benchmark, metrics: dict[str, Any], protocol: dict[str, str]
+) -> dict[str, Any]:
+    """ImageNet-A/R's top-1, named by the class mask of `protocol`."""
+    if benchmark.class_subset is not None and "class_mask" in protocol:
+        return {f"{benchmark.name} top-1 % ({protocol['class_mask']})": metrics.get("top1")}
+    return clean_headline(benchmark, metrics, protocol)
+
+
+def corruption_headline(
+    benchmark: Benchmark, metrics: dict[str, Any], protocol: dict[str, str]
+) -> dict[str, Any]:
+    """Mean top-1 over the cells, and ImageNet-C's mCE under both of its protocols, the headline one first."""
+    name = benchmark.name
+    values = {f"{name} mean top-1 %": metrics.get("mean_top1")}
+    protocols = metrics.get("protocols") or {}
+    if name == "imagenet-c" and protocols:
+        first = protocol["mce"]
+        for chosen in (first, *(p for p in protocols if p != first)):
+            if protocols[chosen].get("mce") is not None:
+                values[f"{name} mCE % ({chosen})"] = protocols[chosen]["mce"]
+    return values
+
+
+def perturbation_headline(
+    benchmark: Benchmark, metrics: dict[str, Any], protocol: dict[str, str]
+) -> dict[str, Any]:
+    """ImageNet-P's unnormalised mFR (percent)."""
+    return {f"{benchmark.name} mFR unnormalised %": _percent_or_none(metrics.get("mfr_unnormalized"))}
+
+
+def ood_headline(benchmark: Benchmark, metrics: dict[str, Any], protocol: dict[str, str]) -> dict[str, Any]:
+    """ImageNet-O's AUPR (percent)."""
+    return {f"{benchmark.name} AUPR %": _percent_or_none(metrics.get("aupr"))}
+
+
+def background_headline(
+    benchmark: Benchmark, metrics: dict[str, Any], protocol: dict[str, str]
+) -> dict[str, Any]:
+    """ImageNet-9's BG-gap (points)."""
+    return {f"{benchmark.name} BG-gap (points)": _percent_or_none(metrics.get("bg_gap"))}
+
+
 def benchmark_metrics(
     benchmark: Benchmark,
     frame: pd.DataFrame,
     clean_predictions: pd.DataFrame | None = None,
     protocol: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The metrics of `benchmark` from its predictions (`clean_predictions`: the matching clean benchmark's, for
-    ImageNet-C's relative mCE), with the headline choices of `protocol` (default: the canonical protocol)."""
+    """The metrics of `benchmark` from its predictions, computed by its kind (`BENCHMARK_KINDS[benchmark.kind]`):
+    `clean_predictions` are the clean benchmark's (`Benchmark.clean`), for ImageNet-C's relative mCE; `protocol`
+    holds the headline choices (default: the canonical protocol)."""
+    from .benchmark_kinds import BENCHMARK_KINDS
+
     if frame.empty:
         return {"num_samples": 0, "note": "no samples were evaluated"}
-    if benchmark.task == "sequence":
-        return sequence_metrics(frame)
-    if benchmark.task == "ood":
-        return ood_metrics(frame)
-    if benchmark.task == "background":
-        return background_metrics(frame)
-    if benchmark.corruptions:
-        return corruption_metrics(benchmark, frame, clean_predictions, protocol)
-    return classification_metrics(benchmark, frame, protocol)
+    return BENCHMARK_KINDS[benchmark.kind].metrics(benchmark, frame, clean_predictions, protocol)
 
 
 def headline(
     benchmark: Benchmark, metrics: dict[str, Any], protocol: dict[str, str] | None = None
 ) -> dict[str, float | None]:
-    """The numbers of a benchmark that go in the run's summary table, named by protocol where there is a choice:
-    ImageNet-C's mCE under both of its protocols, the headline one first; ImageNet-A/R's top-1 under `protocol`'s
-    class mask."""
-    name = benchmark.name
-    protocol = protocol or default_protocol(benchmark)
+    """The numbers of a benchmark that go in the run's summary table (its kind's `headline`), named by protocol
+    where there is a choice: ImageNet-C's mCE under both of its protocols, the headline one first; ImageNet-A/R's
+    top-1 under `protocol`'s class mask."""
+    from .benchmark_kinds import BENCHMARK_KINDS
 
-    def percent(value: float | None) -> float | None:
-        return None if value is None else 100.0 * value
-
-    if benchmark.task == "sequence":
-        return {f"{name} mFR unnormalised %": percent(metrics.get("mfr_unnormalized"))}
-    if benchmark.task == "ood":
-        return {f"{name} AUPR %": percent(metrics.get("aupr"))}
-    if benchmark.task == "background":
-        return {f"{name} BG-gap (points)": percent(metrics.get("bg_gap"))}
-    if benchmark.corruptions:
-        values = {f"{name} mean top-1 %": metrics.get("mean_top1")}
-        protocols = metrics.get("protocols") or {}
-        if name == "imagenet-c" and protocols:
-            first = protocol["mce"]
-            for chosen in (first, *(p for p in protocols if p != first)):
-                if protocols[chosen].get("mce") is not None:
-                    values[f"{name} mCE % ({chosen})"] = protocols[chosen]["mce"]
-        return values
-    if benchmark.class_subset is not None and "class_mask" in protocol:
-        return {f"{name} top-1 % ({protocol['class_mask']})": metrics.get("top1")}
-    return {f"{name} top-1 %": metrics.get("top1")}
+    return BENCHMARK_KINDS[benchmark.kind].headline(
+        benchmark, metrics, protocol or default_protocol(benchmark)
+    )
 
 
 __all__ = [
+    "background_headline",
     "background_metrics",
     "benchmark_metrics",
     "classification_metrics",
+    "clean_headline",
+    "corruption_headline",
     "corruption_metrics",
     "headline",
+    "masked_headline",
+    "ood_headline",
     "ood_metrics",
+    "perturbation_headline",
     "sequence_metrics",
 ]

@@ -9,9 +9,7 @@ DataLoader workers decode, corrupt and preprocess chunks in parallel while the m
 
 from __future__ import annotations
 
-import copy
 import itertools
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,23 +18,22 @@ import torch
 from PIL import Image
 from torch.utils.data import IterableDataset, get_worker_info
 
-from ..data import Benchmark, CellLimitedSource, ImageNetOSource, LimitedSource, Source
+from ..data import Benchmark, Source
 from ..data.samples import InMemorySource, RawSample, Sample, SkipReport, decode_raw_sample
 from ..models.classifier import Preprocessing
 
 
 def is_generated(source: Source) -> bool:
-    """ImageNet-C / ImageNet-P corrupted on the fly from a clean source (`GeneratedCorruptionSource`,
-    `GeneratedPerturbationSource`)."""
-    return hasattr(source, "clean") and bool(source.describe().get("generated"))
+    """ImageNet-C / ImageNet-P corrupted on the fly from a clean source (`Source.clean_source` is set)."""
+    return source.clean_source is not None
 
 
-def _expansion(source: Source) -> int:
-    """How many samples a generated source makes of one clean image."""
-    perturbations = getattr(source, "perturbations", None)
-    if perturbations is not None:
-        return max(1, len(perturbations))
-    return max(1, len(getattr(source, "corruptions", (1,))) * len(getattr(source, "severities", (1,))))
+def limits_per_cell(benchmark: Benchmark) -> bool:
+    """Whether a limit keeps that many images of every cell of `benchmark` rather than of its whole stream: of each
+    corruption and severity (ImageNet-C, CIFAR-C), perturbation (ImageNet-P), variant (ImageNet-9), and of each of
+    ImageNet-O's two halves, so the metric keeps every cell; a generated benchmark keeps that many clean images,
+    each in every cell."""
+    return bool(benchmark.corruptions or benchmark.variants) or benchmark.task == "ood"
 
 
 @dataclass
@@ -46,7 +43,8 @@ class StreamPlan:
     source: the benchmark's full source (its `describe()` goes to results.json).
     raw: the source whose raw samples are chunked (the clean source of a generated benchmark, with the limit).
     chunk_size: raw samples per chunk.
-    generated: the generated source whose copy corrupts each chunk of clean samples, or None.
+    generated: the generated source that, given each chunk of clean samples (`Source.with_clean`), corrupts it;
+        or None.
     """
 
     benchmark: Benchmark
@@ -61,46 +59,33 @@ class StreamPlan:
     @property
     def positions_per_chunk(self) -> int:
         """Stream positions reserved per chunk: chunk k's samples take positions k * this + i."""
-        return self.chunk_size * (_expansion(self.generated) if self.generated is not None else 1)
+        return self.chunk_size * (self.generated.expansion if self.generated is not None else 1)
 
     def expected_samples(self) -> int | None:
         """How many samples a progress bar should expect: from the limit, or by listing a local source once (cheap:
         nothing is decoded; the count is kept for the next model); None for a Hub stream without a limit (the bar
         then shows a count and a rate)."""
         if self._expected is None:
-            per_item = self.positions_per_chunk // self.chunk_size
-            described = self.raw.describe()
-            location = described.get("location")
-            if isinstance(self.raw, LimitedSource):
-                self._expected = self.raw.limit * per_item
-            elif described.get("kind") == "builtin-photos" or (
-                isinstance(location, str) and os.path.exists(location)
-            ):
-                self._expected = sum(1 for _ in self.raw.raw_samples()) * per_item
+            count = self.raw.count_without_decoding()
+            if count is not None:
+                self._expected = count * (self.positions_per_chunk // self.chunk_size)
         return self._expected
 
 
 def plan_stream(
     benchmark: Benchmark, source: Source, limit: int | None, chunk_size: int, options: dict[str, Any]
 ) -> StreamPlan:
-    """The plan of `source` (already resolved for `benchmark`), keeping the first `limit` images: clean images for a
-    generated benchmark, images of each half for ImageNet-O, images of each cell for released ImageNet-C / -P / -9
-    (every corruption and severity stays present), stream samples otherwise."""
-
-    def limited(inner: Source) -> Source:
-        return inner if limit is None else LimitedSource(inner, limit)
-
-    if isinstance(source, ImageNetOSource):
-        halves = ImageNetOSource(
-            limited(source.ood), None if source.in_distribution is None else limited(source.in_distribution)
-        )
-        return StreamPlan(benchmark, source, halves, chunk_size, options=options)
-    if is_generated(source):
-        clean_chunk = max(1, chunk_size // _expansion(source))
-        return StreamPlan(benchmark, source, limited(source.clean), clean_chunk, source, options)
-    if limit is not None and (benchmark.corruptions or benchmark.variants):
-        return StreamPlan(benchmark, source, CellLimitedSource(source, limit), chunk_size, options=options)
-    return StreamPlan(benchmark, source, limited(source), chunk_size, options=options)
+    """The plan of `source` (already resolved for `benchmark`), keeping the first `limit` images (`Source.limited`,
+    per cell where `limits_per_cell(benchmark)`): clean images for a generated benchmark, images of each half for
+    ImageNet-O, images of each cell for released ImageNet-C / -P / -9 (every corruption and severity stays
+    present), stream samples otherwise. A generated benchmark's chunks are of clean images, `expansion` times fewer
+    than `chunk_size`."""
+    limited = source if limit is None else source.limited(limit, per_cell=limits_per_cell(benchmark))
+    clean = limited.clean_source
+    if clean is not None:
+        clean_chunk = max(1, chunk_size // limited.expansion)
+        return StreamPlan(benchmark, source, clean, clean_chunk, limited, options)
+    return StreamPlan(benchmark, source, limited, chunk_size, options=options)
 
 
 def chunked(raw: Iterator[RawSample], chunk_size: int) -> Iterator[tuple[int, list[tuple[int, RawSample]]]]:
@@ -143,9 +128,7 @@ def prepare_chunk(
     kept = [(position, sample) for position, sample in decoded if sample is not None]
     if plan.generated is not None:
         clean = InMemorySource([sample for _, sample in kept])
-        generator = copy.copy(plan.generated)
-        generator.clean, generator.report = clean, clean.report
-        samples = list(generator.samples())
+        samples = list(plan.generated.with_clean(clean).samples())
         report.merge(clean.report)
         base = index * plan.positions_per_chunk
         kept = [(base + offset, sample) for offset, sample in enumerate(samples)]
@@ -211,6 +194,7 @@ __all__ = [
     "chunked",
     "collate_identity",
     "is_generated",
+    "limits_per_cell",
     "plan_stream",
     "prepare_chunk",
     "uint8_to_pixels",

@@ -16,7 +16,6 @@ arguments. A mistake raises `ValueError` naming the file, the entry and the clos
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -24,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data import BENCHMARKS, IMAGENET_9_VARIANTS, benchmark_split
+from ..data import BENCHMARKS
+from ..data.benchmarks import OPTION_NAMES
+from ..registry import did_you_mean
 from .protocols import check_protocol
 
 SUITE_NAMES = ("paper", "mechanisms", "quick", "demo")
@@ -38,24 +39,12 @@ _RUNNER_ARGUMENTS = {
     "sample_ids": "the runner keys each image's randomness by its stream position",
 }
 
-# load_benchmark keyword arguments a suite may set, and the benchmarks each applies to (None: every benchmark).
-_OPTION_SCOPE: dict[str, tuple[str, ...] | None] = {
-    "split": None,
-    "schema": None,
-    "corruptions": ("imagenet-c", "cifar10-c", "cifar100-c"),
-    "severities": ("imagenet-c", "cifar10-c", "cifar100-c"),
-    "variant": ("imagenet-9", "imagenet-p"),
-    "difficulty": ("imagenet-p",),
-    "in_distribution": ("imagenet-o",),
-}
 _BENCHMARK_KEYS = ("source", "limit", "options", "report", "optional", "protocol")
 _PROBE_KEYS = ("benchmark", "num_images", "params")
 _SUITE_KEYS = (
     "name", "description", "citations", "batch_size", "seed", "chunk_size", "models", "benchmarks", "probes",
     "model_pairs", "path",
 )  # fmt: skip
-_DIFFICULTIES = (1, 2, 3)
-_SEVERITIES = (1, 2, 3, 4, 5)
 
 
 @dataclass(frozen=True)
@@ -92,7 +81,7 @@ class BenchmarkSpec:
 
 
 @dataclass(frozen=True)
-class ProbeSpec:
+class SuiteProbe:
     """One probe of a suite: the `PROBE_TASKS` entry `name` on `num_images` clean images of `benchmark`, with the
     probe function's keyword arguments `params`."""
 
@@ -117,7 +106,7 @@ class Suite:
     description: str
     path: str | None = field(default=None, compare=False)
     benchmarks: tuple[BenchmarkSpec, ...] = ()
-    probes: tuple[ProbeSpec, ...] = ()
+    probes: tuple[SuiteProbe, ...] = ()
     batch_size: int = 64
     seed: int = 0
     chunk_size: int = 256
@@ -142,7 +131,7 @@ class Suite:
             f"Suite {self.name!r} has no benchmark {name!r}; it has {', '.join(self.benchmark_names)}."
         )
 
-    def probe(self, name: str) -> ProbeSpec:
+    def probe(self, name: str) -> SuiteProbe:
         """The suite's entry for probe `name`."""
         for spec in self.probes:
             if spec.name == name:
@@ -174,7 +163,7 @@ def suite_path(name: str) -> Path:
     """The shipped YAML file of suite `name` (one of `SUITE_NAMES`)."""
     if name not in SUITE_NAMES:
         raise ValueError(
-            f"Unknown suite {name!r}.{_hint(name, SUITE_NAMES)} Shipped suites: {', '.join(SUITE_NAMES)}."
+            f"Unknown suite {name!r}.{did_you_mean(name, SUITE_NAMES, n=3)} Shipped suites: {', '.join(SUITE_NAMES)}."
         )
     return SUITES_DIR / f"{name}.yaml"
 
@@ -197,7 +186,7 @@ def load_suite(name_or_path: str | os.PathLike) -> Suite:
             if looks_like_file:
                 raise ValueError(f"Suite file {text!r} does not exist.")
             raise ValueError(
-                f"Unknown suite {text!r}.{_hint(text, SUITE_NAMES)} Shipped suites: {', '.join(SUITE_NAMES)}; "
+                f"Unknown suite {text!r}.{did_you_mean(text, SUITE_NAMES, n=3)} Shipped suites: {', '.join(SUITE_NAMES)}; "
                 "or give the path of a .yaml/.yml/.json suite file."
             )
     data = _read_file(path)
@@ -282,7 +271,7 @@ def _benchmark_specs(entries: dict[str, Any], where: str) -> tuple[BenchmarkSpec
         name = str(key).strip().lower().replace("_", "-")
         if name not in BENCHMARKS:
             raise ValueError(
-                f"{where}: benchmarks: unknown benchmark {key!r}.{_hint(name, BENCHMARKS)} "
+                f"{where}: benchmarks: unknown benchmark {key!r}.{did_you_mean(name, BENCHMARKS, n=3)} "
                 f"Known: {', '.join(BENCHMARKS)}."
             )
         if name in specs:
@@ -299,8 +288,8 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
     if not isinstance(nested, dict):
         raise ValueError(f"{where}: 'options' must be a mapping, got {nested!r}.")
     flat = {k: v for k, v in entry.items() if k not in _BENCHMARK_KEYS}
-    _check_keys(flat, (*_BENCHMARK_KEYS, *_OPTION_SCOPE), where, "setting")
-    _check_keys(nested, tuple(_OPTION_SCOPE), f"{where}.options", "option")
+    _check_keys(flat, (*_BENCHMARK_KEYS, *OPTION_NAMES), where, "setting")
+    _check_keys(nested, OPTION_NAMES, f"{where}.options", "option")
     duplicated = sorted(set(flat) & set(nested))
     if duplicated:
         raise ValueError(f"{where}: {duplicated[0]!r} is given both directly and under 'options'.")
@@ -314,15 +303,16 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
     if not isinstance(report, dict) or not all(isinstance(k, str) for k in report):
         raise ValueError(f"{where}: 'report' must be a mapping with string keys, got {report!r}.")
     _check_json(report, f"{where}.report")
-    options = {**nested, **flat}
-    checked = {key: _check_option(name, key, value, source, where) for key, value in options.items()}
-    checked = {key: value for key, value in checked.items() if value is not None}
-    _check_difficulty(name, checked, source, where)
-    _check_source(name, source, where)
+    benchmark = BENCHMARKS[name]
+    try:
+        checked = benchmark.check_options({**nested, **flat}, source)
+        benchmark.check_source(source)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
     optional = entry.get("optional", False)
     if not isinstance(optional, bool):
         raise ValueError(f"{where}: 'optional' must be true or false, got {optional!r}.")
-    protocol = check_protocol(BENCHMARKS[name], entry.get("protocol") or {}, f"{where}.protocol")
+    protocol = check_protocol(benchmark, entry.get("protocol") or {}, f"{where}.protocol")
     return BenchmarkSpec(
         name=name,
         source=source,
@@ -332,145 +322,6 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
         optional=optional,
         protocol=protocol,
     )
-
-
-def _check_option(bench: str, key: str, value: Any, source: str | None, where: str) -> Any:
-    from ..corruptions import CORRUPTIONS, EXTRA_CORRUPTIONS, PERTURBATIONS, STANDARD_CORRUPTIONS
-    from ..corruptions.perturbations import TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS
-
-    scope = _OPTION_SCOPE[key]
-    if scope is not None and bench not in scope:
-        hint = (
-            " (ImageNet-P's perturbations are its 'variant')"
-            if bench == "imagenet-p" and key == "corruptions"
-            else ""
-        )
-        raise ValueError(f"{where}: option {key!r} is for {', '.join(scope)} only, not {bench}{hint}.")
-    if value is None:
-        return None
-    if key == "corruptions":
-        # A generated source has exactly the corruptions this version implements; released data has all 19.
-        every = (
-            CORRUPTIONS
-            if source is not None and source.startswith("generated:")
-            else BENCHMARKS[bench].corruptions
-        )
-        shorthands = {"standard": STANDARD_CORRUPTIONS, "extra": EXTRA_CORRUPTIONS, "all": every}
-        return _names(value, every, shorthands, f"{where}: corruptions", "corruption")
-    if key == "severities":
-        severities = [value] if isinstance(value, int) else value
-        if (
-            not isinstance(severities, list | tuple)
-            or not severities
-            or any(isinstance(s, bool) or s not in _SEVERITIES for s in severities)
-        ):
-            raise ValueError(
-                f"{where}: severities must be integers in 1..5 (or a list of them), got {value!r}."
-            )
-        if len(set(severities)) != len(severities):
-            raise ValueError(f"{where}: severities lists a severity twice: {value!r}.")
-        return [int(s) for s in severities]
-    if key == "variant":
-        if bench == "imagenet-9":
-            return _names(
-                value, IMAGENET_9_VARIANTS, {"all": IMAGENET_9_VARIANTS}, f"{where}: variant", "variant"
-            )
-        shorthands = {
-            "test": TEST_PERTURBATIONS,
-            "validation": VALIDATION_PERTURBATIONS,
-            "all": PERTURBATIONS,
-        }
-        return _names(value, PERTURBATIONS, shorthands, f"{where}: variant", "ImageNet-P perturbation")
-    if key == "difficulty":
-        if isinstance(value, bool) or value not in _DIFFICULTIES:
-            raise ValueError(f"{where}: difficulty must be 1, 2 or 3 (or null for every one), got {value!r}.")
-        return int(value)
-    if key == "schema":
-        from ..data import HUB_SCHEMAS
-
-        if not isinstance(value, str) or value not in HUB_SCHEMAS:
-            raise ValueError(
-                f"{where}: unknown Hub schema {value!r}.{_hint(str(value), HUB_SCHEMAS)} "
-                f"Known: {', '.join(sorted(HUB_SCHEMAS))}."
-            )
-        return value
-    # split, in_distribution: strings ("default" for in_distribution: ImageNet-1k's validation set on the Hub).
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{where}: {key} must be a non-empty string, got {value!r}.")
-    if key == "split":
-        try:
-            benchmark_split(BENCHMARKS[bench], value)  # a training set reads its own split only
-        except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
-    return value
-
-
-def _check_difficulty(bench: str, options: dict[str, Any], source: str | None, where: str) -> None:
-    """Generated ImageNet-P has difficulties 2 and 3 only for the noise types (for the others the release's
-    difficulty is a frame stride of the evaluation, `hf_vitrobust.corruptions.perturbations`)."""
-    if bench != "imagenet-p" or options.get("difficulty", 1) == 1:
-        return
-    if source is None or not source.startswith("generated:"):
-        return
-    from ..corruptions.perturbations import NOISE_LEVELS, PERTURBATIONS
-
-    others = [name for name in options.get("variant", PERTURBATIONS) if name not in NOISE_LEVELS]
-    if others:
-        raise ValueError(
-            f"{where}: generated ImageNet-P has difficulty {options['difficulty']} only for the noise types "
-            f"({', '.join(NOISE_LEVELS)}), not {', '.join(others)}; use difficulty 1 for them."
-        )
-
-
-def _check_source(bench: str, source: str | None, where: str) -> None:
-    """The source forms that only fit some benchmarks (the rest is checked when the data is opened)."""
-    from ..data.builtin import BUILTIN_SOURCE
-
-    benchmark = BENCHMARKS[bench]
-    if source == BUILTIN_SOURCE and bench != "imagenet-val":
-        raise ValueError(
-            f"{where}: source {BUILTIN_SOURCE!r} (the bundled photos) is imagenet-val's; "
-            + (
-                f"for {bench} use 'generated:{BUILTIN_SOURCE}'."
-                if benchmark.generated_from == "imagenet-val"
-                else f"{bench} has no bundled data."
-            )
-        )
-    if source is None or not source.startswith("generated:"):
-        return
-    if benchmark.generated_from is None:
-        raise ValueError(
-            f"{where}: {bench} cannot be generated; 'generated:<clean source>' works for "
-            f"{', '.join(name for name, b in BENCHMARKS.items() if b.generated_from)}."
-        )
-    clean = source[len("generated:") :]
-    if clean == BUILTIN_SOURCE and benchmark.generated_from != "imagenet-val":
-        example = (*BENCHMARKS[benchmark.generated_from].hub_sources, "<path>")[0]
-        raise ValueError(
-            f"{where}: 'generated:{BUILTIN_SOURCE}' corrupts the bundled ImageNet photos; {bench} is generated from "
-            f"{benchmark.generated_from} (e.g. generated:{example})."
-        )
-
-
-def _names(
-    value: Any, known: tuple[str, ...], shorthands: dict[str, tuple[str, ...]], where: str, kind: str
-) -> list[str]:
-    if isinstance(value, str) and value in shorthands:
-        return list(shorthands[value])
-    names = [value] if isinstance(value, str) else value
-    if not isinstance(names, list | tuple) or not names or not all(isinstance(n, str) for n in names):
-        raise ValueError(
-            f"{where}: expected a {kind} name, a list of them or one of {', '.join(shorthands)}; got {value!r}."
-        )
-    for name in names:
-        if name not in known:
-            raise ValueError(
-                f"{where}: unknown {kind} {name!r}.{_hint(name, (*known, *shorthands))} "
-                f"Known: {', '.join(known)} (or {', '.join(shorthands)})."
-            )
-    if len(set(names)) != len(names):
-        raise ValueError(f"{where}: a {kind} is listed twice: {value!r}.")
-    return list(names)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -484,13 +335,13 @@ def _probe_tasks() -> Any:
     return probe_tasks
 
 
-def _probe_spec(key: str, entry: Any, benchmarks: dict[str, BenchmarkSpec], where: str) -> ProbeSpec:
+def _probe_spec(key: str, entry: Any, benchmarks: dict[str, BenchmarkSpec], where: str) -> SuiteProbe:
     tasks = _probe_tasks()
     known = tuple(tasks.PROBE_TASKS)
     name = key.strip().lower().replace("-", "_")
     if name not in known:
         raise ValueError(
-            f"{where}: probes: unknown probe {key!r}.{_hint(name, known)} Known: {', '.join(known)}."
+            f"{where}: probes: unknown probe {key!r}.{did_you_mean(name, known, n=3)} Known: {', '.join(known)}."
         )
     task = tasks.get_probe_task(name)
     where = f"{where}: probes.{name}"
@@ -505,7 +356,7 @@ def _probe_spec(key: str, entry: Any, benchmarks: dict[str, BenchmarkSpec], wher
     if bench not in benchmarks:
         raise ValueError(
             f"{where}: the probe reads benchmark {bench!r}, which the suite does not list under 'benchmarks'"
-            f".{_hint(bench, benchmarks)} Listed: {', '.join(benchmarks) or 'none'}."
+            f".{did_you_mean(bench, benchmarks, n=3)} Listed: {', '.join(benchmarks) or 'none'}."
         )
     if BENCHMARKS[bench].task != "classification" or BENCHMARKS[bench].corruptions:
         raise ValueError(
@@ -525,32 +376,25 @@ def _probe_spec(key: str, entry: Any, benchmarks: dict[str, BenchmarkSpec], wher
             raise ValueError(f"{where}: params: {param!r} cannot be set here ({excluded[param]}).")
         if param not in accepted:
             raise ValueError(
-                f"{where}: params: unknown parameter {param!r} of {task.probe.__name__}.{_hint(param, accepted)} "
+                f"{where}: params: unknown parameter {param!r} of {task.probe.__name__}.{did_you_mean(param, accepted, n=3)} "
                 f"Accepted: {', '.join(accepted)}."
             )
     try:
         task.check_params(dict(params))
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
-    return ProbeSpec(name=name, benchmark=bench, num_images=num_images, params=_plain(params))
+    return SuiteProbe(name=name, benchmark=bench, num_images=num_images, params=_plain(params))
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Small checks
 
 
-def _hint(name: str, known: Any) -> str:
-    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=3, cutoff=0.6)
-    if not close:
-        return ""
-    return f" Did you mean {' or '.join(repr(c) for c in close)}?"
-
-
 def _check_keys(mapping: dict[str, Any], known: tuple[str, ...], where: str, kind: str) -> None:
     for key in mapping:
         if key not in known:
             raise ValueError(
-                f"{where}: unknown {kind} {key!r}.{_hint(str(key), known)} Known: {', '.join(known)}."
+                f"{where}: unknown {kind} {key!r}.{did_you_mean(str(key), known, n=3)} Known: {', '.join(known)}."
             )
 
 
@@ -605,8 +449,8 @@ __all__ = [
     "SUITES_DIR",
     "SUITE_NAMES",
     "BenchmarkSpec",
-    "ProbeSpec",
     "Suite",
+    "SuiteProbe",
     "load_suite",
     "suite_from_dict",
     "suite_path",

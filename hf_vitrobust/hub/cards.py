@@ -410,7 +410,7 @@ def render_model_card(
 
     `checkpoint`: the training summary `vitrobust train` writes (`training_summary.json`), or any mapping with
     "architecture" (and optionally preset, dataset, recipe, history, eval_accuracy). `results`: results.json
-    dicts (`hf_vitrobust.evaluation.report.load_results`). `repo_id`: where it goes (load snippets and links).
+    dicts (`hf_vitrobust.evaluation.results.load_results`). `repo_id`: where it goes (load snippets and links).
     `license`: default apache-2.0 (weights trained here from scratch, and results made by hf_vitrobust), "other"
     for a checkpoint that started from pretrained weights. `own_specs`: model specs (e.g. the checkpoint's folder)
     that the results name this repository's model by; results of other models keep their own names.

@@ -109,7 +109,7 @@ def stage_model(
     (never `.work/`). README.md is rendered from both (`render_model_card`). A non-empty `stage` is refused unless
     `overwrite`, which empties it first.
     """
-    from ..evaluation.report import load_results
+    from ..evaluation.results import load_results
 
     if checkpoint is None and not results:
         raise ValueError("Nothing to stage: give a checkpoint folder, evaluation results, or both.")
@@ -242,33 +242,46 @@ class resources:  # stands in for importlib.resources in the bundled code below
 """
 
 
+# Modules outside hf_vitrobust.metrics that the metrics may import: the foundation, which imports only the
+# standard library (tests/test_layering.py), so a bundle of it still needs nothing but the metric's own packages.
+BUNDLED_FOUNDATION = ("constants", "registry")
+
+
 def bundle_metric_code(names: Sequence[str]) -> tuple[str, set[str]]:
     """One Python module holding the hf_vitrobust.metrics code that defines `names`, with everything it imports
-    from the package, in dependency order, and the data files it reads embedded. Returns the source and the
-    third-party packages it imports (so the script can declare them to `evaluate`'s dependency check).
+    from the package (other metrics modules and the foundation modules `BUNDLED_FOUNDATION`), in dependency order,
+    and the data files it reads embedded. Returns the source and the third-party packages it imports (so the
+    script can declare them to `evaluate`'s dependency check).
 
     Why: a published metric must compute with the very code the package tests, without the package.
     """
-    root = _metrics_dir()
-    order: list[str] = []
+    package_root = _metrics_dir().parent
+    order: list[str] = []  # "metrics/mce", "constants", ...: paths below hf_vitrobust/ without ".py"
     trees: dict[str, ast.Module] = {}
+
+    def imported_module(module: str, node: ast.ImportFrom) -> str:
+        if module.startswith("metrics/") and node.level == 1 and node.module:
+            return f"metrics/{node.module.split('.')[0]}"
+        if module.startswith("metrics/") and node.level == 2 and node.module in BUNDLED_FOUNDATION:
+            return node.module
+        raise ValueError(
+            f"{module}.py imports from outside hf_vitrobust.metrics and {', '.join(BUNDLED_FOUNDATION)}."
+        )
 
     def visit(module: str, chain: tuple[str, ...]) -> None:
         if module in order:
             return
         if module in chain:
             raise ValueError(f"Import cycle in hf_vitrobust.metrics: {' -> '.join((*chain, module))}.")
-        tree = ast.parse((root / f"{module}.py").read_text(encoding="utf-8"))
+        tree = ast.parse((package_root / f"{module}.py").read_text(encoding="utf-8"))
         trees[module] = tree
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.level:
-                if node.level != 1 or not node.module:
-                    raise ValueError(f"metrics/{module}.py imports from outside hf_vitrobust.metrics.")
-                visit(node.module.split(".")[0], (*chain, module))
+                visit(imported_module(module, node), (*chain, module))
         order.append(module)
 
     for module in dict.fromkeys(_defining_module(name) for name in names):
-        visit(module, ())
+        visit(f"metrics/{module}", ())
 
     defined: dict[str, str] = {}
     third_party: set[str] = set()
@@ -278,9 +291,10 @@ def bundle_metric_code(names: Sequence[str]) -> tuple[str, set[str]]:
         tree = trees[module]
         for name in _top_level_names(tree):
             if name in defined:
-                raise ValueError(f"{name!r} is defined in both metrics/{defined[name]}.py and {module}.py.")
+                raise ValueError(f"{name!r} is defined in both {defined[name]}.py and {module}.py.")
             defined[name] = module
-        for key, (package, parts) in _resource_reads(tree, "hf_vitrobust.metrics").items():
+        owner = "hf_vitrobust.metrics" if module.startswith("metrics/") else "hf_vitrobust"
+        for key, (package, parts) in _resource_reads(tree, owner).items():
             text = resources.files(package).joinpath(*parts).read_text(encoding="utf-8")
             if embedded.setdefault(key, text) != text:
                 raise ValueError(f"Two different resources are both read as {key!r}.")
@@ -304,20 +318,20 @@ def bundle_metric_code(names: Sequence[str]) -> tuple[str, set[str]]:
                 )
                 for package in (name.split(".")[0] for name in imported):
                     if package == "hf_vitrobust":
-                        raise ValueError(f"metrics/{module}.py imports hf_vitrobust: cannot bundle it.")
+                        raise ValueError(f"{module}.py imports hf_vitrobust: cannot bundle it.")
                     if package not in sys.stdlib_module_names:
                         third_party.add(package)
-        lines = (root / f"{module}.py").read_text(encoding="utf-8").splitlines()
+        lines = (package_root / f"{module}.py").read_text(encoding="utf-8").splitlines()
         kept = [line for number, line in enumerate(lines, 1) if number not in drop]
         if kept and kept[0].startswith("# Copyright"):
             kept = kept[1:]
         body = "\n".join(kept).strip("\n")
-        chunks.append(f"# {'-' * 30} hf_vitrobust/metrics/{module}.py {'-' * 30}\n\n{body}\n")
+        chunks.append(f"# {'-' * 30} hf_vitrobust/{module}.py {'-' * 30}\n\n{body}\n")
     version = metadata.version("hf_vitrobust")
     header = (
         "# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.\n"
-        f'"""The computation of this metric: hf_vitrobust {version}\'s `hf_vitrobust.metrics` modules '
-        f"{', '.join(order)}, bundled into one file\nby `hf_vitrobust.hub.stage_metric` so that the metric runs "
+        f'"""The computation of this metric: hf_vitrobust {version}\'s modules '
+        f"{', '.join(f'{module}.py' for module in order)}, bundled into one file\nby `hf_vitrobust.hub.stage_metric` so that the metric runs "
         'without hf_vitrobust. Generated: edit the package, not this file."""\n\n'
         "from __future__ import annotations\n"
     )

@@ -10,11 +10,12 @@ inside the wheel as `hf_vitrobust/evaluate_metrics/<name>/` and `load(name)` loa
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..registry import Registry
 from .background_gap import (
     IMAGENET_TO_IN9,
     IN9_CLASSES,
@@ -52,28 +53,24 @@ from .occlusion_accuracy import OcclusionAccuracyResult, occlusion_accuracy
 from .ood import OODDetectionResult, ood_detection_metrics, ood_scores_from_logits
 
 # Metric name (the `evaluate` module's folder) -> the package function it wraps.
-METRICS = {
-    "mce": mean_corruption_error,
-    "flip_rate": flip_rates,
-    "ood_aupr": ood_detection_metrics,
-    "masked_accuracy": masked_accuracy,
-    "calibration": calibration_metrics,
-    "background_gap": background_gap,
-    # Probe aggregations: per-sample probe records -> the reported figure.
-    "occlusion_accuracy": occlusion_accuracy,
-    "fourier_heatmap": fourier_error_map,
-    "frequency_noise": frequency_noise_accuracy,
-    "loss_progression": loss_progression,
-}
-METRIC_NAMES = tuple(METRICS)
+METRICS: Registry[Callable[..., Any]] = Registry("metric")
+METRICS.register("mce", mean_corruption_error)
+METRICS.register("flip_rate", flip_rates)
+METRICS.register("ood_aupr", ood_detection_metrics)
+METRICS.register("masked_accuracy", masked_accuracy)
+METRICS.register("calibration", calibration_metrics)
+METRICS.register("background_gap", background_gap)
+# Probe aggregations: per-sample probe records -> the reported figure.
+METRICS.register("occlusion_accuracy", occlusion_accuracy)
+METRICS.register("fourier_heatmap", fourier_error_map)
+METRICS.register("frequency_noise", frequency_noise_accuracy)
+METRICS.register("loss_progression", loss_progression)
+METRIC_NAMES = METRICS.names()
 
 
 def evaluate_module_path(name: str) -> Path:
     """The folder of the `evaluate` wrapper `name` inside the installed package (a wheel or an editable install)."""
-    if name not in METRICS:
-        close = difflib.get_close_matches(str(name), METRIC_NAMES, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"Unknown metric {name!r}.{hint} Available: {', '.join(METRIC_NAMES)}.")
+    METRICS.get(name)  # an unknown name: a ValueError with the closest names
     path = Path(str(resources.files("hf_vitrobust").joinpath("evaluate_metrics", name)))
     if not (path / f"{name}.py").is_file():
         raise FileNotFoundError(

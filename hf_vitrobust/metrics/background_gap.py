@@ -9,48 +9,21 @@ accuracy on MIXED-SAME minus the accuracy on MIXED-RAND.
 
 from __future__ import annotations
 
-import csv
-import difflib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
+from ..constants import IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS, imagenet_to_imagenet_9
+from ..registry import check_known
 from ._validation import as_index_array, as_string_list, check_same_length, json_float
 
-# The test-set variations of the backgrounds challenge (its folder names).
-VARIANTS = (
-    "original",
-    "only_bg_b",
-    "only_bg_t",
-    "no_fg",
-    "only_fg",
-    "mixed_same",
-    "mixed_rand",
-    "mixed_next",
-)
-
-
-def _read_mapping() -> tuple[np.ndarray, tuple[str, ...]]:
-    text = (
-        resources.files("hf_vitrobust")
-        .joinpath("assets", "class_lists", "imagenet_9.tsv")
-        .read_text(encoding="utf-8")
-    )
-    rows = list(csv.DictReader(text.splitlines(), delimiter="\t"))
-    mapping = np.full(len(rows), -1, dtype=np.int64)
-    names: dict[int, str] = {}
-    for row in rows:
-        mapping[int(row["imagenet_index"])] = int(row["in9_index"])
-        if int(row["in9_index"]) >= 0:
-            names[int(row["in9_index"])] = row["in9_class"]
-    return mapping, tuple(names[i] for i in sorted(names))
-
-
-# ImageNet-1k index -> ImageNet-9 superclass index (-1: in none of the 9), and the 9 names in index order.
-IMAGENET_TO_IN9, IN9_CLASSES = _read_mapping()
+# The test-set variations of the backgrounds challenge (its folder names), ImageNet-1k index -> ImageNet-9 superclass
+# index (-1: in none of the 9), and the 9 names in index order: `hf_vitrobust.constants`.
+VARIANTS = IMAGENET_9_VARIANTS
+IMAGENET_TO_IN9 = np.asarray(imagenet_to_imagenet_9(), dtype=np.int64)
+IN9_CLASSES = IMAGENET_9_CLASSES
 
 
 def imagenet_to_in9(predictions: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -88,13 +61,7 @@ def background_gap(
             f"`references` are ImageNet-9 indices in [0, {len(IN9_CLASSES)}) ({', '.join(IN9_CLASSES)})."
         )
     unique, variant_index = np.unique(np.asarray(names, dtype=str), return_inverse=True)
-    unknown = [str(name) for name in unique if name not in VARIANTS]
-    if unknown:
-        hints = {name: difflib.get_close_matches(name, VARIANTS, n=1) for name in unknown}
-        described = ", ".join(
-            f"{name!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for name, h in hints.items()
-        )
-        raise ValueError(f"Unknown ImageNet-9 variant(s): {described}. Known: {', '.join(VARIANTS)}.")
+    check_known(unique.tolist(), VARIANTS, "ImageNet-9 variant")
     counts = np.bincount(variant_index, minlength=len(unique))
     correct = np.bincount(variant_index, weights=mapped == references, minlength=len(unique))
     position = {str(name): i for i, name in enumerate(unique)}

@@ -19,23 +19,16 @@ spreadsheet), so the means here are *unnormalised* and say so in their names. Pa
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..constants import NOISE_PERTURBATIONS, PERTURBATIONS, TEST_PERTURBATIONS, VALIDATION_PERTURBATIONS
+from ..registry import check_known
 from ._validation import as_index_array, as_string_list, check_same_length, json_float
 
-# The reference's test and validation perturbations (`test.py` choices; the ImageNet-P release's folder names).
-TEST_PERTURBATIONS = (
-    "gaussian_noise", "shot_noise", "motion_blur", "zoom_blur", "snow",
-    "brightness", "translate", "rotate", "tilt", "scale",
-)  # fmt: skip
-VALIDATION_PERTURBATIONS = ("speckle_noise", "gaussian_blur", "spatter", "shear")
-PERTURBATIONS = TEST_PERTURBATIONS + VALIDATION_PERTURBATIONS
-NOISE_PERTURBATIONS = tuple(name for name in PERTURBATIONS if "noise" in name)
 TOP_K = 5
 
 
@@ -96,15 +89,7 @@ class FlipRateResult:
 
 
 def _check_names(names: Sequence[str]) -> None:
-    unknown = sorted(set(names) - set(PERTURBATIONS))
-    if unknown:
-        hints = {name: difflib.get_close_matches(name, PERTURBATIONS, n=1) for name in unknown}
-        described = ", ".join(
-            f"{name!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for name, h in hints.items()
-        )
-        raise ValueError(
-            f"Unknown ImageNet-P perturbation(s): {described}. Known: {', '.join(PERTURBATIONS)}."
-        )
+    check_known(sorted(set(names) - set(PERTURBATIONS)), PERTURBATIONS, "ImageNet-P perturbation")
 
 
 def _mean(values: Mapping[str, float], names: Sequence[str]) -> float | None:

@@ -12,7 +12,6 @@ instead, returned here as `mean_corruption_accuracy`.
 from __future__ import annotations
 
 import csv
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
@@ -20,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ..constants import EXTRA_CORRUPTIONS, SEVERITIES, STANDARD_CORRUPTIONS
+from ..registry import check_known
 from ._validation import as_index_array, as_string_list, check_same_length, json_float
 
-SEVERITIES = (1, 2, 3, 4, 5)
 # AlexNet's clean top-1 error on the ImageNet validation set, the baseline of relative mCE: Hendrycks & Dietterich
 # (2019), "Benchmarking Neural Network Robustness to Common Corruptions and Perturbations", ICLR, Table 1 / Sec. 4.
 ALEXNET_CLEAN_ERROR = 0.435
@@ -40,8 +40,13 @@ def _read_alexnet_table() -> tuple[dict[str, tuple[float, ...]], dict[str, float
 
 # AlexNet top-1 error (a fraction) per corruption and severity 1..5, in the table's (the reference's) order.
 ALEXNET_CORRUPTION_ERRORS, ALEXNET_AVERAGE_ERRORS, _CORRUPTION_SETS = _read_alexnet_table()
-STANDARD_CORRUPTIONS = tuple(name for name, kind in _CORRUPTION_SETS.items() if kind == "standard")
-EXTRA_CORRUPTIONS = tuple(name for name, kind in _CORRUPTION_SETS.items() if kind == "extra")
+if tuple(_CORRUPTION_SETS) != STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS or any(
+    kind != ("standard" if name in STANDARD_CORRUPTIONS else "extra")
+    for name, kind in _CORRUPTION_SETS.items()
+):
+    raise ImportError(
+        "alexnet_imagenet_c_errors.csv must list hf_vitrobust.constants' corruptions, in order."
+    )
 
 
 @dataclass(frozen=True)
@@ -87,17 +92,7 @@ class CorruptionErrorResult:
 
 
 def _check_corruption_names(names: np.ndarray) -> None:
-    known = set(ALEXNET_CORRUPTION_ERRORS)
-    unknown = [str(name) for name in names if name not in known]
-    if unknown:
-        hints = [difflib.get_close_matches(name, known, n=1) for name in unknown]
-        described = ", ".join(
-            f"{name!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-            for name, hint in zip(unknown, hints, strict=True)
-        )
-        raise ValueError(
-            f"Unknown ImageNet-C corruption(s): {described}. Known: {', '.join(ALEXNET_CORRUPTION_ERRORS)}."
-        )
+    check_known(names, tuple(ALEXNET_CORRUPTION_ERRORS), "ImageNet-C corruption")
 
 
 def corruption_cell_errors(

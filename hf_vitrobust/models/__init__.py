@@ -9,7 +9,9 @@ from .alternet import (
     AlterNetModel,
     AlterNetPreTrainedModel,
 )
-from .classifier import Classifier, Preprocessing, load_classifier
+from .classifier import Classifier
+from .loading import load_classifier
+from .preprocessing import Preprocessing
 
 AutoConfig.register(AlterNetConfig.model_type, AlterNetConfig, exist_ok=True)
 AutoModel.register(AlterNetConfig, AlterNetModel, exist_ok=True)

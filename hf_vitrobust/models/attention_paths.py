@@ -16,10 +16,9 @@ twice with respect to the weights. Fused attention kernels are fast but often ha
 softmax(QK^T / sqrt(d) + B) V computation for the duration of a `with` block and restores the previous setting on
 exit (also on error):
 
-- transformers models whose config uses a fused implementation ("sdpa", "flash_attention_2", ...) go through
-  `set_attn_implementation("eager")`;
-- modules with a boolean `fused_attn` attribute (timm's `Attention` family, AlterNet's window attention) get
-  `fused_attn = False`;
+- transformers models whose config uses a fused implementation ("sdpa", "flash_attention_2", ...), AlterNet
+  among them, go through `set_attn_implementation("eager")`;
+- modules with a boolean `fused_attn` attribute (timm's `Attention` family) get `fused_attn = False`;
 - any remaining `F.scaled_dot_product_attention` call (a custom module this function does not know) is restricted
   to the math backend with `torch.nn.attention.sdpa_kernel`, which is composite and twice differentiable.
 
@@ -53,7 +52,7 @@ def _switch_transformers(module: nn.Module, stack: contextlib.ExitStack) -> None
 
 
 def _switch_fused_flags(module: nn.Module, stack: contextlib.ExitStack) -> None:
-    """timm-style `fused_attn` flags (timm attention modules, AlterNet window attention) -> False meanwhile."""
+    """timm-style `fused_attn` flags (timm's attention modules) -> False meanwhile."""
     switched = [
         m for m in module.modules() if isinstance(getattr(m, "fused_attn", None), bool) and m.fused_attn
     ]

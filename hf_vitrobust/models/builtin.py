@@ -10,7 +10,6 @@ safetensors under `$HF_VITROBUST_CACHE` (default `~/.cache/hf_vitrobust`) and lo
 `bundled_photos()` lists the demo photos shipped in `hf_vitrobust/assets/photos`.
 """
 
-import difflib
 import importlib.resources
 import logging
 import os
@@ -18,16 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import timm
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
-from timm.data import resolve_data_config
 from torch import nn
 
 from ..atomic_files import atomic_path
-from .classifier import Preprocessing
+from ..registry import Registry
 from .imagenet import imagenet_id2label
+from .preprocessing import Preprocessing
 
 logger = logging.getLogger(__name__)
 
@@ -47,15 +45,15 @@ class BuiltinModel:
     id2label: dict[int, str]
 
 
-BUILTIN_MODELS: dict[str, Callable[..., BuiltinModel]] = {}
+#: The builders of the builtin models, by name; `load_classifier("builtin:<name>")` builds one.
+BUILTIN_MODELS: Registry[Callable[..., BuiltinModel]] = Registry(
+    "builtin model", display=lambda name: f"'builtin:{name}'"
+)
 
 
 def register_builtin(fn: Callable[..., BuiltinModel]) -> Callable[..., BuiltinModel]:
-    """Register a builder under its function name (like timm's `register_model`)."""
-    if fn.__name__ in BUILTIN_MODELS:
-        raise ValueError(f"Builtin model {fn.__name__!r} is already registered.")
-    BUILTIN_MODELS[fn.__name__] = fn
-    return fn
+    """Register a builder under its function name (like timm's `register_model`); a taken name is a ValueError."""
+    return BUILTIN_MODELS.register(fn.__name__, fn)
 
 
 def list_builtin_models() -> list[str]:
@@ -64,12 +62,8 @@ def list_builtin_models() -> list[str]:
 
 
 def create_builtin(name: str, **kwargs: object) -> BuiltinModel:
-    """Build a registered builtin model by name."""
-    if name not in BUILTIN_MODELS:
-        close = difflib.get_close_matches(name, list_builtin_models(), n=1)
-        hint = f" Did you mean 'builtin:{close[0]}'?" if close else ""
-        raise ValueError(f"Unknown builtin model {name!r}.{hint} Available: {list_builtin_models()}.")
-    return BUILTIN_MODELS[name](**kwargs)
+    """Build a registered builtin model by name; an unknown name is a ValueError naming the closest one."""
+    return BUILTIN_MODELS.get(name)(**kwargs)
 
 
 def cache_dir() -> Path:
@@ -135,6 +129,9 @@ def efficientnet_lite0() -> BuiltinModel:
     Preprocessing follows timm's pretrained config: 224x224, shorter side to 256 (crop_pct 0.875),
     bicubic, mean = std = 0.5.
     """
+    import timm  # imported on first use: `import hf_vitrobust` does not load timm
+    from timm.data import resolve_data_config
+
     model = timm.create_model(EFFICIENTNET_LITE0_TIMM, pretrained=False)
     cached = efficientnet_lite0_cache_path()
     state = None

@@ -4,315 +4,36 @@
 A `Classifier` takes float pixels in [0, 1] at its input size and returns logits. Mean/std normalisation
 happens inside `forward` (as buffers), so every probe perturbs images in the same pixel space whatever
 the model, and the perturbation budgets (an L-inf epsilon of 4/255, a blur sigma) mean the same thing for
-a ViT and a CNN. `Preprocessing` turns PIL images of any mode into those pixels exactly as timm's
-evaluation transform (and transformers' image processors) would, minus the normalisation.
+a ViT and a CNN. `Preprocessing` (`preprocessing.py`) turns PIL images of any mode into those pixels.
 
-`load_classifier(spec)` builds one from a transformers folder or Hub id, `timm/<name>`,
-`builtin:<name>`, or an in-memory module.
+`load_classifier(spec)` (`loading.py`) builds one from a transformers folder or Hub id, `timm/<name>`,
+`builtin:<name>`, or an in-memory module; it stays importable from here.
 """
 
 import contextlib
-import difflib
 import itertools
-import math
-import os
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 from PIL import Image
 from torch import nn
-from torchvision.transforms.v2 import functional as TF
-from torchvision.transforms.v2.functional import InterpolationMode
 from transformers import PreTrainedModel
 
+from .attention_paths import differentiable_attention
 from .imagenet import IMAGENET_WNIDS, is_imagenet_1k
+from .preprocessing import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, Preprocessing, _pair
+from .residual_units import (
+    ResidualSum,
+    ResidualUnit,
+    find_residual_sums,
+    find_residual_units,
+    lesioned,
+    recording_residual_sums,
+)
 
 if TYPE_CHECKING:
-    from .residual_units import ResidualSum, ResidualUnit
-
-IMAGENET_DEFAULT_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_DEFAULT_STD = (0.229, 0.224, 0.225)
-
-# PIL's integer resampling filters (PIL.Image.Resampling, transformers' PILImageResampling).
-_PIL_RESAMPLE_TO_INTERPOLATION = {
-    0: "nearest",
-    1: "lanczos",
-    2: "bilinear",
-    3: "bicubic",
-    4: "box",
-    5: "hamming",
-}
-_INTERPOLATIONS = {mode.value: mode for mode in InterpolationMode}
-# Integer modes are read as 16-bit intensities (PIL opens 16-bit PNG/TIFF as "I;16" or "I").
-_SIXTEEN_BIT_MODES = frozenset({"I", "I;16", "I;16L", "I;16B", "I;16N"})
-_SIXTEEN_BIT_MAX = 65535.0
-_ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA"})
-
-
-def _pair(value: int | Sequence[int], what: str) -> tuple[int, int]:
-    if isinstance(value, int) and not isinstance(value, bool):
-        pair = (value, value)
-    elif isinstance(value, Sequence) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        pair = (int(value[0]), int(value[1]))
-    else:
-        raise ValueError(f"{what} must be an int or a (height, width) pair of ints, got {value!r}.")
-    if min(pair) <= 0:
-        raise ValueError(f"{what} must be positive, got {value!r}.")
-    return pair
-
-
-def _interpolation_name(value: str | InterpolationMode | int) -> str:
-    if isinstance(value, InterpolationMode):
-        return value.value
-    if isinstance(value, int) and not isinstance(value, bool):  # PIL / transformers resample enum
-        if value not in _PIL_RESAMPLE_TO_INTERPOLATION:
-            raise ValueError(f"Unknown PIL resample filter {value!r}.")
-        return _PIL_RESAMPLE_TO_INTERPOLATION[value]
-    if isinstance(value, str):
-        name = value.lower().replace("_", "-")
-        if name in _INTERPOLATIONS:
-            return name
-    raise ValueError(f"interpolation must be one of {sorted(_INTERPOLATIONS)}, got {value!r}.")
-
-
-def _to_rgb_or_float(image: Image.Image) -> tuple[Image.Image, float | None]:
-    """Bring a PIL image to mode "RGB" (8 bit, scale None) or "F" (one channel, divide by the returned scale)."""
-    mode = image.mode
-    if mode in _SIXTEEN_BIT_MODES:
-        return image.convert("F"), _SIXTEEN_BIT_MAX
-    if mode == "F":
-        return image, 1.0
-    if mode == "La":
-        image = image.convert("LA")
-    if image.mode in _ALPHA_MODES or "transparency" in image.info:
-        rgba = image.convert("RGBA")
-        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return Image.alpha_composite(white, rgba).convert("RGB"), None
-    if mode == "RGB":
-        return image, None
-    try:
-        return image.convert("RGB"), None
-    except ValueError as err:
-        raise ValueError(f"Cannot convert a PIL image of mode {mode!r} to RGB: {err}") from err
-
-
-@dataclass(frozen=True)
-class Preprocessing:
-    """How a model sees a PIL image: resize, center crop, then mean/std normalisation.
-
-    Attributes:
-        input_size: (height, width) the model takes; an int means square.
-        resize_size: resize before the crop, with torchvision's meaning: an int sets the shorter side
-            (aspect ratio kept), a (height, width) pair sets both sides (aspect ratio not kept).
-        crop_pct: the timm way to say the same: resize so that the crop keeps `crop_pct` of each side
-            (shorter side to `floor(input / crop_pct)`, 224 / 0.875 -> 256). Exclusive with `resize_size`;
-            with neither, the shorter side is resized to the input size (crop_pct 1.0).
-        crop_only: no resize at all, only the center crop to `input_size` (zero-padded where the image is
-            smaller, as torchvision's CenterCrop): how the reference scripts read images that were released
-            already cropped (ImageNet-C/test.py's `CenterCrop(224)`). Exclusive with `resize_size` and `crop_pct`.
-        interpolation: a torchvision `InterpolationMode` value ("bilinear", "bicubic", ...).
-        mean, std: per-channel normalisation of pixels in [0, 1], applied inside `Classifier.forward`.
-
-    Image modes: 8-bit modes (1, L, P, RGB, CMYK, YCbCr, ...) convert to RGB and scale by 1/255. Alpha
-    (RGBA, LA, PA, palette transparency) is composited on white, so transparent areas read as white
-    background rather than whatever colour the hidden pixels hold (timm and transformers drop alpha;
-    the two agree wherever alpha is 255). Integer modes I;16 and I are 16-bit intensities scaled by
-    1/65535; F is taken as intensities in [0, 1]; values outside [0, 1] are clipped. Grayscale gives
-    three equal channels.
-    """
-
-    input_size: tuple[int, int] = (224, 224)
-    resize_size: int | tuple[int, int] | None = None
-    crop_pct: float | None = None
-    interpolation: str = "bicubic"
-    mean: tuple[float, float, float] = IMAGENET_DEFAULT_MEAN
-    std: tuple[float, float, float] = IMAGENET_DEFAULT_STD
-    crop_only: bool = False
-
-    def __post_init__(self) -> None:
-        input_size = _pair(self.input_size, "input_size")
-        object.__setattr__(self, "input_size", input_size)
-        if self.resize_size is not None and self.crop_pct is not None:
-            raise ValueError("Give either resize_size or crop_pct, not both.")
-        if not isinstance(self.crop_only, bool):
-            raise ValueError(f"crop_only must be True or False, got {self.crop_only!r}.")
-        if self.crop_only and (self.resize_size is not None or self.crop_pct is not None):
-            raise ValueError("crop_only means no resize: give neither resize_size nor crop_pct with it.")
-        if isinstance(self.resize_size, int) and not isinstance(self.resize_size, bool):
-            if self.resize_size < min(input_size):
-                raise ValueError(f"resize_size {self.resize_size} is smaller than input_size {input_size}.")
-        elif self.resize_size is not None:
-            resize = _pair(self.resize_size, "resize_size")
-            if resize[0] < input_size[0] or resize[1] < input_size[1]:
-                raise ValueError(f"resize_size {resize} is smaller than input_size {input_size}.")
-            object.__setattr__(self, "resize_size", resize)
-        if self.crop_pct is not None:
-            if not 0.0 < float(self.crop_pct) <= 1.0:
-                raise ValueError(f"crop_pct must be in (0, 1], got {self.crop_pct!r}.")
-            object.__setattr__(self, "crop_pct", float(self.crop_pct))
-        object.__setattr__(self, "interpolation", _interpolation_name(self.interpolation))
-        for what in ("mean", "std"):
-            values = tuple(float(v) for v in getattr(self, what))
-            if len(values) != 3:
-                raise ValueError(f"{what} must have 3 values (RGB), got {values!r}.")
-            object.__setattr__(self, what, values)
-        if min(self.std) <= 0:
-            raise ValueError(f"std must be positive, got {self.std!r}.")
-
-    @property
-    def interpolation_mode(self) -> InterpolationMode:
-        return _INTERPOLATIONS[self.interpolation]
-
-    def resize_target(self, height: int, width: int) -> list[int]:
-        """The `size` argument of torchvision's resize for an image of this size (one int: shorter side)."""
-        if self.resize_size is not None:
-            return [self.resize_size] if isinstance(self.resize_size, int) else list(self.resize_size)
-        crop_pct = 1.0 if self.crop_pct is None else self.crop_pct
-        scale_h, scale_w = (math.floor(side / crop_pct) for side in self.input_size)
-        if scale_h == scale_w:
-            return [scale_h]
-        # Non-square input: scale so that the image covers (scale_h, scale_w), as timm's ResizeKeepRatio.
-        ratio = min(height / scale_h, width / scale_w)
-        return [round(height / ratio), round(width / ratio)]
-
-    def image_to_tensor(self, image: Image.Image) -> torch.Tensor:
-        """One PIL image of any mode -> float32 tensor (3, H, W) in [0, 1] at `input_size` (not normalised)."""
-        if not isinstance(image, Image.Image):
-            raise TypeError(f"Expected a PIL.Image.Image, got {type(image).__name__}.")
-        image.load()
-        converted, scale = _to_rgb_or_float(image)
-        resized = (
-            converted
-            if self.crop_only
-            else TF.resize(
-                converted,
-                self.resize_target(converted.height, converted.width),
-                interpolation=self.interpolation_mode,
-                antialias=True,
-            )
-        )
-        cropped = TF.center_crop(resized, list(self.input_size))
-        tensor = TF.pil_to_tensor(cropped)
-        if scale is None:
-            return TF.to_dtype(tensor, torch.float32, scale=True)
-        tensor = (tensor.to(torch.float32) / scale).clamp_(0.0, 1.0)
-        return TF.grayscale_to_rgb(tensor)
-
-    def to_tensor(self, images: Image.Image | Sequence[Image.Image]) -> torch.Tensor:
-        """PIL images (one or a list) -> float32 batch (N, 3, H, W) in [0, 1]."""
-        if isinstance(images, Image.Image):
-            images = [images]
-        if len(images) == 0:
-            raise ValueError("Expected at least one image.")
-        return torch.stack([self.image_to_tensor(image) for image in images])
-
-    def normalize(self, pixels: torch.Tensor) -> torch.Tensor:
-        """(pixels - mean) / std for a batch (N, 3, H, W) in [0, 1]; what `Classifier.forward` feeds the model."""
-        mean = torch.tensor(self.mean, dtype=pixels.dtype, device=pixels.device).view(1, 3, 1, 1)
-        std = torch.tensor(self.std, dtype=pixels.dtype, device=pixels.device).view(1, 3, 1, 1)
-        return (pixels - mean) / std
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict; `Preprocessing(**d)` rebuilds it."""
-        return asdict(self)
-
-    @classmethod
-    def from_timm(
-        cls, data_config: Mapping[str, Any], input_size: tuple[int, int] | None = None
-    ) -> "Preprocessing":
-        """From `timm.data.resolve_data_config(...)` (input_size, crop_pct, interpolation, mean, std).
-
-        timm's crop modes "center" and "squash" are supported; "border" (pad instead of crop) is not.
-        """
-        crop_mode = data_config.get("crop_mode", "center") or "center"
-        size = tuple(input_size) if input_size is not None else tuple(data_config["input_size"][-2:])
-        crop_pct = data_config.get("crop_pct") or 0.875  # timm's default when unset
-        interpolation = data_config.get("interpolation") or "bilinear"
-        if interpolation == "random":
-            interpolation = "bilinear"
-        common = {"interpolation": interpolation, "mean": data_config["mean"], "std": data_config["std"]}
-        if crop_mode == "center":
-            return cls(input_size=size, crop_pct=crop_pct, **common)
-        if crop_mode == "squash":
-            resize = (math.floor(size[0] / crop_pct), math.floor(size[1] / crop_pct))
-            return cls(input_size=size, resize_size=resize, **common)
-        raise ValueError(f"timm crop_mode {crop_mode!r} is not supported (use 'center' or 'squash').")
-
-    @classmethod
-    def from_image_processor(cls, processor: Any) -> "Preprocessing":
-        """From a transformers image processor (ViT, DeiT, BEiT, ConvNext, CLIP-style, ...).
-
-        Handles `size` given as `{"height", "width"}` (resize to exactly that) or `{"shortest_edge"}`
-        (shorter side; with ConvNext's `crop_pct`, to `shortest_edge / crop_pct`), followed by the center
-        crop when `do_center_crop`. A shortest_edge-only processor without a crop gives non-square outputs;
-        here the result is center-cropped to a square of that edge, since a Classifier has one input size. A rescale factor other than 1/255 is folded into mean and std, so the
-        model still receives exactly what the processor would give it.
-        """
-        if isinstance(getattr(processor, "data_config", None), Mapping):
-            # transformers' TimmWrapperImageProcessor (a timm model saved as a transformers folder) keeps timm's
-            # resolved data config.
-            return cls.from_timm(processor.data_config)
-        size = getattr(processor, "size", None)
-        if size is None:
-            raise ValueError(f"{type(processor).__name__} has no `size`; pass preprocessing= explicitly.")
-        height, width, shortest = (_size_field(size, key) for key in ("height", "width", "shortest_edge"))
-        crop = getattr(processor, "crop_size", None) if getattr(processor, "do_center_crop", False) else None
-        crop_size = (_size_field(crop, "height"), _size_field(crop, "width")) if crop is not None else None
-        if crop_size is not None and None in crop_size:
-            raise ValueError(f"Unsupported crop_size {crop!r} in {type(processor).__name__}.")
-        crop_pct = getattr(processor, "crop_pct", None)
-        resize_size: int | tuple[int, int]
-        if height is not None and width is not None:
-            resize_size = (height, width)
-            input_size = crop_size or (height, width)
-        elif shortest is not None:
-            if crop_pct is not None and "ConvNext" in type(processor).__name__ and shortest >= 384:
-                resize_size, input_size = (
-                    (shortest, shortest),
-                    (shortest, shortest),
-                )  # ConvNext warps at >= 384
-            else:
-                resize_size = int(shortest / crop_pct) if crop_pct is not None else shortest
-                input_size = crop_size or (shortest, shortest)
-        else:
-            raise ValueError(
-                f"Unsupported size {size!r} in {type(processor).__name__}: expected height/width or "
-                "shortest_edge; pass preprocessing= explicitly."
-            )
-        resample = getattr(processor, "resample", None)
-        interpolation = (
-            "bilinear"
-            if resample is None
-            else _interpolation_name(
-                resample if isinstance(resample, InterpolationMode | str) else int(resample)
-            )
-        )
-        if getattr(processor, "do_normalize", True):
-            mean = tuple(processor.image_mean)
-            std = tuple(processor.image_std)
-        else:
-            mean, std = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
-        # The processor feeds (x * 255 * factor - mean) / std for pixels x in [0, 1].
-        factor = (
-            float(getattr(processor, "rescale_factor", 1 / 255))
-            if getattr(processor, "do_rescale", True)
-            else 1.0
-        )
-        gain = 255.0 * factor
-        if not math.isclose(gain, 1.0, rel_tol=1e-6):
-            mean = tuple(m / gain for m in mean)
-            std = tuple(s / gain for s in std)
-        return cls(
-            input_size=input_size, resize_size=resize_size, interpolation=interpolation, mean=mean, std=std
-        )
-
-
-def _size_field(size: Any, key: str) -> int | None:
-    value = size.get(key) if isinstance(size, Mapping) else getattr(size, key, None)
-    return None if value is None else int(value)
+    from .loading import load_classifier
 
 
 class TopK(NamedTuple):
@@ -743,29 +464,21 @@ class Classifier(nn.Module):
     def differentiable_attention(self) -> contextlib.AbstractContextManager[None]:
         """A context in which every attention layer computes an explicit softmax(QK^T)V path that supports double
         backward (Hessian-vector products), instead of a fused kernel that may not. See `attention_paths`."""
-        from .attention_paths import differentiable_attention
-
         return differentiable_attention(self.module)
 
-    def residual_units(self) -> list["ResidualUnit"]:
+    def residual_units(self) -> list[ResidualUnit]:
         """The residual units a lesion study can switch off, in network order. See `residual_units`."""
-        from .residual_units import find_residual_units
-
         return find_residual_units(self.module)
 
-    def residual_sums(self) -> list["ResidualSum"]:
+    def residual_sums(self) -> list[ResidualSum]:
         """The embedding and every residual sum (after each attention / MLP / conv residual), in network order.
         See `residual_units.find_residual_sums`."""
-        from .residual_units import find_residual_sums
-
         return find_residual_sums(self.module)
 
     def residual_sum_maps(self, pixels: torch.Tensor) -> dict[str, torch.Tensor]:
         """The activations at every `residual_sums()` point for `pixels` in [0, 1], by sum name in network order
         (ViT tokens (N, tokens, dim) with their prefix tokens, CNN maps (N, C, H, W)). Gradients flow unless the
         caller disables them."""
-        from .residual_units import recording_residual_sums
-
         sums = self.residual_sums()
         with recording_residual_sums(self.module, sums) as captured:
             self(pixels)
@@ -776,181 +489,17 @@ class Classifier(nn.Module):
 
     def lesion(self, units: Sequence[str]) -> contextlib.AbstractContextManager[None]:
         """A context in which the named residual units contribute nothing (their branch outputs zero)."""
-        from .residual_units import lesioned
-
         return lesioned(self.module, units)
 
 
-# ---------------------------------------------------------------------- loading
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-# from_pretrained keywords that also apply to AutoImageProcessor.
-_HUB_KWARGS = (
-    "revision",
-    "token",
-    "cache_dir",
-    "local_files_only",
-    "trust_remote_code",
-    "subfolder",
-    "force_download",
-)
+def __getattr__(name: str) -> Any:
+    """`load_classifier` lives in `loading.py`, which imports this module; it is looked up there on first use, so
+    `from hf_vitrobust.models.classifier import load_classifier` keeps working without an import circle."""
+    if name == "load_classifier":
+        from .loading import load_classifier
 
-
-def _resolve_dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
-    if dtype is None:
-        return None
-    resolved = getattr(torch, dtype, None) if isinstance(dtype, str) else dtype
-    if not isinstance(resolved, torch.dtype) or not resolved.is_floating_point:
-        raise ValueError(f"dtype must be a floating torch dtype (or its name), got {dtype!r}.")
-    return resolved
-
-
-def _accepted_forms() -> str:
-    from .builtin import list_builtin_models
-
-    return (
-        "accepted forms: a local folder saved with save_pretrained (config.json + preprocessor_config.json); "
-        "a Hub id 'org/name' of a transformers image-classification model; 'timm/<model_name>' "
-        "(timm.create_model); 'builtin:<name>' with name in "
-        f"{list_builtin_models()}; or an nn.Module together with preprocessing=Preprocessing(...)."
-    )
-
-
-def _load_transformers(
-    spec: str, preprocessing: Preprocessing | None, dtype: torch.dtype | None, kwargs: dict[str, Any]
-) -> tuple[nn.Module, Preprocessing]:
-    from transformers import AutoImageProcessor, AutoModelForImageClassification
-
-    model_kwargs = dict(kwargs)
-    if dtype is not None:
-        model_kwargs["dtype"] = dtype
-    model = AutoModelForImageClassification.from_pretrained(spec, **model_kwargs)
-    if preprocessing is None:
-        hub_kwargs = {key: kwargs[key] for key in _HUB_KWARGS if key in kwargs}
-        try:
-            processor = AutoImageProcessor.from_pretrained(spec, **hub_kwargs)
-        except (OSError, ValueError) as err:
-            raise ValueError(
-                f"Could not load an image processor for {spec!r} ({err}); pass preprocessing=Preprocessing(...)."
-            ) from err
-        preprocessing = Preprocessing.from_image_processor(processor)
-    return model, preprocessing
-
-
-def _timm_input_size(model: nn.Module, data_config: Mapping[str, Any]) -> tuple[int, int]:
-    """A fixed-size timm model (ViT built with img_size=...) takes its patch embedding's size."""
-    patch_embed = getattr(model, "patch_embed", None)
-    img_size = getattr(patch_embed, "img_size", None)
-    dynamic = getattr(model, "dynamic_img_size", False) or getattr(patch_embed, "dynamic_img_size", False)
-    if img_size is not None and not dynamic:
-        return _pair(tuple(img_size) if not isinstance(img_size, int) else img_size, "img_size")
-    return tuple(data_config["input_size"][-2:])
-
-
-def _timm_id2label(model: nn.Module) -> dict[int, str]:
-    from timm.data import ImageNetInfo, infer_imagenet_subset
-
-    num_classes = getattr(model, "num_classes", 0)
-    if not num_classes:
-        raise ValueError("The timm model has no classifier head (num_classes=0).")
-    subset = infer_imagenet_subset(model)
-    if subset:
-        info = ImageNetInfo(subset)
-        if info.num_classes() == num_classes:
-            return {i: info.index_to_description(i) for i in range(num_classes)}
-    return {i: f"LABEL_{i}" for i in range(num_classes)}
-
-
-def _load_timm(
-    name: str, preprocessing: Preprocessing | None, kwargs: dict[str, Any]
-) -> tuple[nn.Module, Preprocessing, dict[int, str]]:
-    import timm
-    from timm.data import resolve_data_config
-
-    if not name:
-        raise ValueError("Empty timm model name; use 'timm/<model_name>', e.g. 'timm/resnet18'.")
-    architecture = name.split(".", 1)[0]
-    if not timm.is_model(architecture):
-        close = difflib.get_close_matches(architecture, timm.list_models(), n=3, cutoff=0.6)
-        hint = f" Did you mean {', '.join(repr(f'timm/{c}') for c in close)}?" if close else ""
-        raise ValueError(f"Unknown timm model {name!r}.{hint}")
-    create_kwargs = dict(kwargs)
-    pretrained = bool(create_kwargs.pop("pretrained", True))
-    model = timm.create_model(name, pretrained=pretrained, **create_kwargs)
-    if preprocessing is None:
-        data_config = resolve_data_config({}, model=model)
-        preprocessing = Preprocessing.from_timm(data_config, input_size=_timm_input_size(model, data_config))
-    return model, preprocessing, _timm_id2label(model)
-
-
-def load_classifier(
-    spec: str | os.PathLike | nn.Module,
-    *,
-    preprocessing: Preprocessing | None = None,
-    id2label: Mapping[int, str] | None = None,
-    device: torch.device | str | None = None,
-    dtype: torch.dtype | str | None = None,
-    name: str | None = None,
-    **kwargs: Any,
-) -> Classifier:
-    """Build a `Classifier` in eval mode from a model spec.
-
-    Args:
-        spec: a local folder or Hub id ("org/name") of a transformers image-classification model
-            (model via `AutoModelForImageClassification`, preprocessing from its `AutoImageProcessor`);
-            "timm/<name>" (`timm.create_model(name, pretrained=kwargs.get("pretrained", True), ...)`,
-            preprocessing from timm's data config); "builtin:<name>" (see `list_builtin_models()`); or an
-            `nn.Module`, which needs `preprocessing`.
-        preprocessing: overrides the derived preprocessing (required for an nn.Module).
-        id2label: overrides the class names.
-        device, dtype: where and in which floating dtype to put the model.
-        name: display name (defaults to the spec).
-        **kwargs: passed to `from_pretrained` (transformers), `timm.create_model` (timm, e.g.
-            `pretrained=False, num_classes=10`) or the builtin builder.
-    """
-    if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
-        raise TypeError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}.")
-    torch_dtype = _resolve_dtype(dtype)
-    labels = id2label
-    if isinstance(spec, nn.Module):
-        if preprocessing is None:
-            raise ValueError("An in-memory nn.Module needs preprocessing=Preprocessing(...).")
-        if kwargs:
-            raise TypeError(f"Unexpected keyword arguments for an in-memory module: {sorted(kwargs)}.")
-        module, spec_str = spec, f"module:{type(spec).__name__}"
-        if torch_dtype is not None:
-            module = module.to(torch_dtype)
-    elif isinstance(spec, str | os.PathLike):
-        spec_str = os.fspath(spec)
-        if spec_str.startswith("builtin:"):
-            from .builtin import create_builtin
-
-            built = create_builtin(spec_str.removeprefix("builtin:"), **kwargs)
-            module = built.module
-            preprocessing = built.preprocessing if preprocessing is None else preprocessing
-            labels = built.id2label if labels is None else labels
-            if torch_dtype is not None:
-                module = module.to(torch_dtype)
-        elif spec_str.startswith("timm/"):
-            module, derived, timm_labels = _load_timm(spec_str.removeprefix("timm/"), preprocessing, kwargs)
-            preprocessing = derived
-            labels = timm_labels if labels is None else labels
-            if torch_dtype is not None:
-                module = module.to(torch_dtype)
-        elif os.path.isdir(spec_str) or (_HUB_ID.match(spec_str) and not os.path.exists(spec_str)):
-            module, preprocessing = _load_transformers(spec_str, preprocessing, torch_dtype, kwargs)
-        else:
-            what = (
-                "is a file, not a model folder"
-                if os.path.isfile(spec_str)
-                else "is not a recognised model spec"
-            )
-            raise ValueError(f"{spec_str!r} {what}; {_accepted_forms()}")
-    else:
-        raise ValueError(f"Unsupported model spec of type {type(spec).__name__}; {_accepted_forms()}")
-    classifier = Classifier(module, preprocessing, id2label=labels, name=name or spec_str, spec=spec_str)
-    if device is not None:
-        classifier = classifier.to(torch.device(device))
-    return classifier.eval()
+        return load_classifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -11,7 +11,7 @@ import csv
 from collections.abc import Mapping
 from importlib import resources
 
-IMAGENET_NUM_CLASSES = 1000
+from ..constants import IMAGENET_NUM_CLASSES
 
 
 def _read_table() -> tuple[tuple[str, ...], tuple[str, ...]]:

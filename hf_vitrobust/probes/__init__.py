@@ -2,24 +2,34 @@
 
 Every probe takes a `Classifier`, images (float pixels in [0, 1] or a dataset), labels and an explicit seed, and
 returns a result dataclass with `.to_dict()` and `.plot(ax=None)`. See `base.py` for the shared contract.
+
+Each probe module also registers its `ProbeSpec` (`spec.py`: how the evaluation runner cuts it into chunks and
+merges them, its report rows and its figures) in `PROBES`; importing this package fills the registry, in the order
+below.
 """
 
-from .attention import AttentionMapsResult, attention_maps, attention_rollout
-from .base import ProbeInputs, ProbeResult, prepare_inputs
-from .deepfool import DeepFoolResult, deepfool, deepfool_spectrum
-from .features import FeatureFourierResult, FeatureVarianceResult, feature_fourier, feature_variance
+# isort: off
+# The probe modules in registration order: the order of `PROBES`.
+from .occlusion import OcclusionResult, occlusion_sweep
 from .fourier_heatmap import FourierHeatmapResult, fourier_heatmap
-from .frequency_noise import FrequencyNoiseResult, frequency_noise
+from .deepfool import DeepFoolResult, deepfool, deepfool_spectrum
+from .pgd import PGDLossResult, pgd_attack, pgd_loss_progression
+from .attention import AttentionMapsResult, attention_maps, attention_rollout
 from .gradcam import GradCAMResult, TokenReshape, gradcam
 from .hessian import HessianSpectrumResult, hessian_spectrum, hessian_vector_product
+from .features import FeatureFourierResult, FeatureVarianceResult, feature_fourier, feature_variance
+from .similarity import FeatureSimilarityResult, MinibatchCKA, feature_similarity, linear_cka
+from .frequency_noise import FrequencyNoiseResult, frequency_noise
 from .lesion import LesionResult, lesion_study
 from .loss_landscape import LossLandscapeResult, loss_landscape
-from .occlusion import OcclusionResult, occlusion_sweep
-from .pgd import PGDLossResult, pgd_attack, pgd_loss_progression
-from .similarity import FeatureSimilarityResult, MinibatchCKA, feature_similarity, linear_cka
+
+# isort: on
+from .base import ProbeInputs, ProbeResult, prepare_inputs
+from .spec import PROBES, ProbeFigure, ProbeNotApplicable, ProbeSpec, get_probe, register_probe
 from .spectra import dct2, dct_energy_db
 
 __all__ = [
+    "PROBES",
     "AttentionMapsResult",
     "DeepFoolResult",
     "FeatureFourierResult",
@@ -34,8 +44,11 @@ __all__ = [
     "MinibatchCKA",
     "OcclusionResult",
     "PGDLossResult",
+    "ProbeFigure",
     "ProbeInputs",
+    "ProbeNotApplicable",
     "ProbeResult",
+    "ProbeSpec",
     "TokenReshape",
     "attention_maps",
     "attention_rollout",
@@ -48,6 +61,7 @@ __all__ = [
     "feature_variance",
     "fourier_heatmap",
     "frequency_noise",
+    "get_probe",
     "gradcam",
     "hessian_spectrum",
     "hessian_vector_product",
@@ -58,4 +72,5 @@ __all__ = [
     "pgd_attack",
     "pgd_loss_progression",
     "prepare_inputs",
+    "register_probe",
 ]

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,7 @@ from ..models.cam_targets import TokenLayout, head_reads_class_token, token_layo
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -59,9 +60,21 @@ from .base import (
     new_axes,
     prepare_inputs,
 )
+from .display import MISSING, SeriesData, overlays
+from .spec import (
+    ProbeFigure,
+    ProbeNotApplicable,
+    ProbeSpec,
+    probe_kwargs,
+    register_probe,
+    rounded_maps,
+    same_setting,
+    total_images,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 HEAD_FUSIONS = ("mean", "max", "min")
 METHODS = ("rollout", "attention", "msa")
@@ -282,23 +295,12 @@ class AttentionMapsResult(ProbeResult):
         return "attention_maps"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """The first image with its map as a semi-transparent heat map, as Paul & Chen's attention figure."""
+        """The first image with its map as a semi-transparent heat map (`draw_attention`, the report's panel), as
+        Paul & Chen's attention figure."""
         ax = new_axes(ax, figsize=(3.5, 3.5))
-        image = self.image.detach().float().cpu().permute(1, 2, 0).clamp(0, 1).numpy()
-        height, width = image.shape[:2]
-        ax.imshow(image)
-        extent = (-0.5, width - 0.5, height - 0.5, -0.5)
-        ax.imshow(
-            self.maps[0].detach().float().cpu().numpy(),
-            cmap="jet",
-            alpha=0.5,
-            vmin=0.0,
-            vmax=1.0,
-            extent=extent,
-            interpolation="bilinear",
-        )
+        maps = self.maps[:1].detach().float().cpu().numpy()
+        draw_attention({"": {"maps": maps, "image": self.image.detach().float().cpu().numpy()}}, ax=ax)
         ax.set_title(f"{self.model}: attention {self.method}")
-        ax.set_axis_off()
         return ax
 
 
@@ -409,11 +411,99 @@ def attention_maps(
     )
 
 
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# Per-image maps (N, h, w) are too large to keep for every image: the merged dict keeps the maps of the first
+# `max_maps` images (default 8) and the per-layer maps of the first `max_layer_maps` (default 1), rounded to 4
+# decimals, and the mean map over all images. The input image of the overlay plot is not kept (the runner knows
+# the images by position).
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    max_maps, max_layer_maps = int(params["max_maps"]), int(params["max_layer_maps"])
+    result: AttentionMapsResult = attention_maps(
+        classifier, inputs.pixels, None, seed=seed, **probe_kwargs(params, ("max_maps", "max_layer_maps"))
+    )
+    return {
+        "maps": result.maps[:max_maps].float().cpu(),
+        "map_sum": result.maps.double().sum(dim=0).cpu(),
+        "per_layer": {name: maps[:max_layer_maps].float().cpu() for name, maps in result.per_layer.items()},
+        "method": result.method,
+        "readout": result.readout,
+        "head_fusion": result.head_fusion,
+        "discard_ratio": result.discard_ratio,
+        "normalization": result.normalization,
+        "upsampled": result.upsampled,
+        "num_prefix_tokens": result.num_prefix_tokens,
+        "model": result.model,
+        "max_maps": max_maps,
+        "max_layer_maps": max_layer_maps,
+    }
+
+
+def _merge(partials: list) -> dict:
+    max_maps, max_layer_maps = same_setting(partials, "max_maps"), same_setting(partials, "max_layer_maps")
+    layers = list(partials[0]["per_layer"])
+    return {
+        "maps": rounded_maps(torch.cat([p["maps"] for p in partials])[:max_maps]),
+        "per_layer": {
+            name: rounded_maps(torch.cat([p["per_layer"][name] for p in partials])[:max_layer_maps])
+            for name in layers
+        },
+        "mean_map": rounded_maps(sum(p["map_sum"] for p in partials) / total_images(partials)),
+        "method": same_setting(partials, "method"),
+        "readout": same_setting(partials, "readout"),
+        "head_fusion": same_setting(partials, "head_fusion"),
+        "discard_ratio": same_setting(partials, "discard_ratio"),
+        "normalization": same_setting(partials, "normalization"),
+        "upsampled": same_setting(partials, "upsampled"),
+        "num_prefix_tokens": same_setting(partials, "num_prefix_tokens"),
+        "model": same_setting(partials, "model"),
+    }
+
+
+def _applicable(classifier: Classifier, params: dict) -> None:
+    if not classifier.has_attention:
+        raise ProbeNotApplicable(
+            f"attention maps need a model with self-attention (ViT, DeiT, AlterNet); {classifier.name!r} has none "
+            "(use gradcam)."
+        )
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    return {"method": str(probe.get("method") or MISSING)}
+
+
+def draw_attention(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """The first attention map of each model (over its input image when the dict has one; on `ax`: one model)."""
+    return overlays(data, "maps", "Attention maps", ax=ax)
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="attention",
+        probe=attention_maps,
+        result_type=AttentionMapsResult,
+        selection="first",
+        chunk_size=32,
+        needs_labels=False,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        uses_labels=False,
+        default_params={"max_maps": 8, "max_layer_maps": 1},
+        extra_params=("max_maps", "max_layer_maps"),
+        applicable_fn=_applicable,
+        choices={"normalization": ROLLOUT_NORMALIZATIONS},
+        headline=_headline,
+        figures={"attention": ProbeFigure(draw_attention, "Attention map of the first probe image.")},
+    )
+)
+
+
 __all__ = [
     "ROLLOUT_NORMALIZATIONS",
+    "SPEC",
     "AttentionMapsResult",
     "attention_maps",
     "attention_rollout",
+    "draw_attention",
     "fuse_heads",
     "msa_map",
     "normalize_maps",

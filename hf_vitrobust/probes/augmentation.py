@@ -33,6 +33,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..constants import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 from ..corruptions.randomness import random_bits
 
 _IMAGE_STREAM = "training_augmentation/image"
@@ -74,8 +75,8 @@ TRAINING_AUGMENTATION_RECIPES: dict[str, TrainingAugmentation] = {
         TrainingAugmentation(
             name="park-kim-imagenet",
             source="how-do-vits-work configs/imagenet_vit.yaml, ops/datasets.py get_imagenet, losslandscape.ipynb",
-            mean=(0.485, 0.456, 0.406),
-            std=(0.229, 0.224, 0.225),
+            mean=IMAGENET_DEFAULT_MEAN,
+            std=IMAGENET_DEFAULT_STD,
             auto_augment="rand-m9-n2-mstd0.5",
             random_erasing=0.25,
             crop_padding=None,

@@ -32,6 +32,7 @@ candidate). Perturbations live in the Classifier's [0, 1] pixel space (it normal
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,6 +41,7 @@ import torch
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -49,12 +51,15 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
+from .display import SeriesData, as_float_array, fmt_number, fmt_percent, map_panels
+from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, register_probe, same_setting
 from .spectra import SPECTRA, Spectrum, check_spectrum, dct_energy_db, dct_energy_sum
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 GradientMode = Literal["loop", "vmap"]
 _GRADIENT_MODES = ("loop", "vmap")
@@ -227,16 +232,10 @@ class DeepFoolResult(ProbeResult):
         return "deepfool_spectrum"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """The energy spectrum as a heat map, DC coefficient at the top left (Paul & Chen's DeepFool figure)."""
+        """The energy spectrum as a heat map (`draw_deepfool`, the report's panel), DC coefficient at the top left
+        (Paul & Chen's DeepFool figure)."""
         ax = new_axes(ax)
-        energy = self.energy_db.detach().cpu().double()
-        finite = energy[torch.isfinite(energy)]
-        low = float(finite.min()) if finite.numel() else 0.0
-        shown = torch.where(torch.isfinite(energy), energy, torch.full_like(energy, low)).numpy()
-        image = ax.imshow(shown, cmap="jet", origin="upper", interpolation="nearest")
-        ax.figure.colorbar(image, ax=ax, label="energy (dB)")
-        ax.set_xlabel("horizontal DCT frequency")
-        ax.set_ylabel("vertical DCT frequency")
+        draw_deepfool({"": {"energy_db": self.energy_db.detach().cpu().double()}}, ax=ax)
         ax.set_title(f"DeepFool L2: fooled {self.success_rate:.0%}, mean L2 {self.mean_l2:.3g}")
         return ax
 
@@ -337,4 +336,122 @@ def deepfool_spectrum(
     )
 
 
-__all__ = ["SPECTRA", "DeepFoolResult", "deepfool", "deepfool_energy_sum", "deepfool_spectrum"]
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# Merge: per-image success, L2 norm, iterations, clean correctness and target are concatenated; the DCT energy
+# spectrum is 10 log10 of (the summed squared DCT coefficients) / (the number of images they sum: the correctly
+# classified ones for the orthonormal spectrum, all of them for the notebook's), i.e. the same average as the
+# one-call probe (`deepfool_energy_sum`). The perturbations themselves (N x 3 x H x W) are not kept.
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    result: DeepFoolResult = deepfool_spectrum(classifier, inputs.pixels, inputs.labels, seed=seed, **params)
+    # What the spectrum averages, as a sum over this chunk's images, and how many images it sums.
+    energy_sum, energy_images = deepfool_energy_sum(
+        result.perturbations, result.clean_correct, result.spectrum
+    )
+    return {
+        "success": result.success.cpu(),
+        "l2_norms": result.l2_norms.cpu(),
+        "iterations": result.iterations.cpu(),
+        "clean_correct": result.clean_correct.cpu(),
+        "labels": result.labels.cpu(),
+        "energy_sum": energy_sum.cpu(),
+        "energy_images": int(energy_images),
+        "spectrum": result.spectrum,
+        "steps": result.steps,
+        "candidates": result.candidates,
+        "overshoot": result.overshoot,
+    }
+
+
+def _merge(partials: list) -> dict:
+    success = torch.cat([p["success"] for p in partials])
+    norms = torch.cat([p["l2_norms"] for p in partials])
+    clean_correct = torch.cat([p["clean_correct"] for p in partials])
+    fooled = success & clean_correct
+    attacked = int(clean_correct.sum())
+    energy_sum = sum(p["energy_sum"] for p in partials)
+    energy_images = sum(int(p["energy_images"]) for p in partials)
+    energy_db = (
+        10.0 * torch.log10(energy_sum / energy_images)
+        if energy_images
+        else torch.full_like(energy_sum, math.nan)
+    )
+    success_rate = int(fooled.sum()) / attacked if attacked else math.nan
+    return {
+        "success": success,
+        "l2_norms": norms,
+        "iterations": torch.cat([p["iterations"] for p in partials]),
+        "clean_correct": clean_correct,
+        "labels": torch.cat([p["labels"] for p in partials]),
+        "success_rate": success_rate,
+        "mean_l2": float(norms[fooled].double().mean()) if bool(fooled.any()) else math.nan,
+        "energy_db": energy_db,
+        "steps": same_setting(partials, "steps"),
+        "candidates": same_setting(partials, "candidates"),
+        "overshoot": same_setting(partials, "overshoot"),
+        "spectrum": same_setting(partials, "spectrum"),
+    }
+
+
+def _applicable(classifier: Classifier, params: dict) -> None:
+    if classifier.num_classes < 2:
+        raise ProbeNotApplicable("deepfool needs a classifier with at least 2 classes.")
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        "success rate (%)": fmt_percent(probe.get("success_rate"), 100),
+        "mean L2 of the perturbation": fmt_number(probe.get("mean_l2")),
+    }
+
+
+def _image_count(probe: Mapping[str, Any]) -> int | None:
+    # One "success" entry per image.
+    return None if probe.get("success") is None else len(probe["success"])
+
+
+def draw_deepfool(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """The DCT energy spectrum (dB) of each model's perturbations, one shared colour scale (on `ax`: one model)."""
+    return map_panels(
+        {key: as_float_array(p.get("energy_db")) for key, p in data.items()},
+        "DeepFool perturbation energy spectrum",
+        "energy (dB)",
+        labels=("horizontal DCT frequency", "vertical DCT frequency"),
+        ax=ax,
+    )
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="deepfool",
+        probe=deepfool_spectrum,
+        result_type=DeepFoolResult,
+        selection="random",
+        chunk_size=16,
+        needs_labels=False,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        applicable_fn=_applicable,
+        choices={"spectrum": SPECTRA},
+        headline=_headline,
+        image_count=_image_count,
+        summary_row="mean L2 of the perturbation",
+        figures={
+            "deepfool_spectrum": ProbeFigure(
+                draw_deepfool,
+                "Energy spectrum (dB) of DeepFool perturbations, 2D DCT, low frequencies at the top left "
+                "(same colour scale; Paul & Chen).",
+            )
+        },
+    )
+)
+
+
+__all__ = [
+    "SPEC",
+    "SPECTRA",
+    "DeepFoolResult",
+    "deepfool",
+    "deepfool_energy_sum",
+    "deepfool_spectrum",
+    "draw_deepfool",
+]

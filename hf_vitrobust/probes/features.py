@@ -29,9 +29,9 @@ Which frequencies (`frequency_bins` of `feature_fourier`), for a square map of s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -41,6 +41,7 @@ from ..models.classifier import Classifier
 from ..models.residual_units import ResidualSum
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -48,9 +49,20 @@ from .base import (
     new_axes,
     prepare_inputs,
 )
+from .display import SeriesData, depth_figure, fmt_count, fmt_number, number
+from .spec import (
+    ProbeFigure,
+    ProbeNotApplicable,
+    ProbeSpec,
+    register_probe,
+    same_setting,
+    total_images,
+    weighted_mean,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # The official notebook adds this before the logarithm so that zero amplitudes stay finite.
 LOG_AMPLITUDE_EPS = 1e-6
@@ -201,12 +213,14 @@ class FeatureFourierResult(ProbeResult):
         return "feature_fourier"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """Δ log amplitude at the highest frequency versus normalised depth (Park & Kim Fig. 8)."""
+        """Δ log amplitude at the highest frequency versus normalised depth (`draw_feature_fourier`, the report's
+        curve; Park & Kim Fig. 8)."""
         ax = new_axes(ax)
-        ax.plot(_depth_axis(len(self.layers)), np.array(self.delta_log_amplitude, dtype=float), marker="o")
+        draw_feature_fourier({"": {"delta_log_amplitude": list(self.delta_log_amplitude)}}, ax=ax)
         ax.set_xlabel("Normalized depth")
         ax.set_ylabel(r"$\Delta$ log amplitude (high freq.)")
-        ax.set_title("Feature-map Fourier analysis")
+        if (legend := ax.get_legend()) is not None:
+            legend.remove()
         return ax
 
     def plot_profiles(self, ax: Axes | None = None) -> Axes:
@@ -331,12 +345,15 @@ class FeatureVarianceResult(ProbeResult):
         return "feature_variance"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """Feature map variance versus normalised depth (Park & Kim Fig. 9)."""
+        """Feature map variance versus normalised depth (`draw_feature_variance`, the report's curve; Park & Kim
+        Fig. 9)."""
         ax = new_axes(ax)
-        ax.plot(_depth_axis(len(self.layers)), np.array(self.variance, dtype=float), marker="o")
+        draw_feature_variance({"": {"variance": list(self.variance)}}, ax=ax)
         ax.set_xlabel("Normalized depth")
         ax.set_ylabel("Feature map variance")
         ax.set_ylim(bottom=0.0)
+        if (legend := ax.get_legend()) is not None:
+            legend.remove()
         return ax
 
 
@@ -378,18 +395,179 @@ def feature_variance(
     return FeatureVarianceResult(names, [shapes[n] for n in names], variances, len(inputs))
 
 
+# ------------------------------------------------------------------------------------------------ the probes' specs
+# Feature Fourier: a partial holds the per-layer sums of the per-image log-amplitude profiles
+# (`log_amplitude_sums`); the merge divides by the total and subtracts the zero frequency. Feature variance: a
+# partial holds its chunk's mean variances and its image count; the merge takes the count-weighted mean.
+def check_task_layers(layers: Any, residual_sums: bool = False) -> list[str] | str | None:
+    """A runner probe's `layers`: None, a non-empty list of names, or (where `residual_sums`: the feature probes)
+    "residual-sums"."""
+    if layers is None or (residual_sums and layers == RESIDUAL_SUMS):
+        return layers
+    if isinstance(layers, str) or not isinstance(layers, Sequence) or not layers:
+        also = f", or {RESIDUAL_SUMS!r}" if residual_sums else ""
+        raise ValueError(f"layers must be a non-empty list of layer names{also}, got {layers!r}.")
+    return [str(name) for name in layers]
+
+
+def features_applicable(classifier: Classifier, params: dict) -> None:
+    """`ProbeNotApplicable` when the classifier has no residual sums (layers "residual-sums") or no feature layers
+    (layers None) to read."""
+    if params.get("layers") == RESIDUAL_SUMS:
+        try:
+            classifier.residual_sums()
+        except (ValueError, TypeError) as err:
+            raise ProbeNotApplicable(f"{classifier.name!r} has no known residual sums: {err}") from err
+    elif params.get("layers") is None:
+        try:
+            names = classifier.layer_names()
+        except (ValueError, TypeError, NotImplementedError) as err:
+            raise ProbeNotApplicable(f"{classifier.name!r} reports no feature layers: {err}") from err
+        if not names:
+            raise ProbeNotApplicable(f"{classifier.name!r} reports no feature layers.")
+
+
+def _fourier_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    batch_size = check_batch_size(params.get("batch_size", DEFAULT_BATCH_SIZE))
+    frequency_bins = check_frequency_bins(params.get("frequency_bins", NYQUIST_BINS))
+    sums, shapes = log_amplitude_sums(
+        classifier,
+        inputs.pixels,
+        check_task_layers(params.get("layers"), residual_sums=True),
+        batch_size,
+        frequency_bins,
+    )
+    layers = list(sums)
+    return {
+        "layers": layers,
+        "shapes": [list(shapes[name]) for name in layers],
+        "sums": [sums[name].cpu() for name in layers],
+        "frequency_bins": frequency_bins,
+    }
+
+
+def _fourier_merge(partials: list) -> dict:
+    layers = same_setting(partials, "layers")
+    shapes = same_setting(partials, "shapes")
+    # Partials saved before the option existed hold the only bins there were then.
+    frequency_bins = same_setting([{"frequency_bins": NYQUIST_BINS, **p} for p in partials], "frequency_bins")
+    sums = {name: sum(p["sums"][i] for p in partials) for i, name in enumerate(layers)}
+    result = feature_fourier_result(
+        sums, dict(zip(layers, shapes, strict=True)), total_images(partials), frequency_bins
+    )
+    merged = result.to_dict()
+    merged.pop("probe")
+    return merged
+
+
+def _variance_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    result: FeatureVarianceResult = feature_variance(classifier, inputs.pixels, None, seed=seed, **params)
+    return {
+        "layers": list(result.layers),
+        "shapes": [list(shape) for shape in result.shapes],
+        "variance": torch.tensor(result.variance, dtype=torch.float64),
+    }
+
+
+def _variance_merge(partials: list) -> dict:
+    return {
+        "layers": same_setting(partials, "layers"),
+        "shapes": same_setting(partials, "shapes"),
+        "variance": weighted_mean(partials, "variance"),
+        "num_images": total_images(partials),
+    }
+
+
+def _fourier_headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    deltas = probe.get("delta_log_amplitude") or []
+    finite = [d for d in deltas if number(d) is not None]
+    return {
+        "Δ log amplitude, last layer": fmt_number(finite[-1] if finite else None),
+        "layers": fmt_count(len(deltas) or None),
+    }
+
+
+def _variance_headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    variance = [v for v in probe.get("variance") or [] if number(v) is not None]
+    return {"variance, last layer": fmt_number(variance[-1] if variance else None)}
+
+
+def draw_feature_fourier(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """Δ log amplitude at the highest frequency against normalised depth, one line per model (on `ax`: one)."""
+    return depth_figure(
+        data, "delta_log_amplitude", "Δ log amplitude (high freq.)", "Feature-map Fourier analysis", ax=ax
+    )
+
+
+def draw_feature_variance(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """Feature-map variance against normalised depth, one line per model (on `ax`: one)."""
+    return depth_figure(data, "variance", "feature map variance", "Feature-map variance", ax=ax)
+
+
+FOURIER_SPEC = register_probe(
+    ProbeSpec(
+        name="feature_fourier",
+        probe=feature_fourier,
+        result_type=FeatureFourierResult,
+        selection="random",
+        chunk_size=64,
+        needs_labels=False,
+        partial_fn=_fourier_partial,
+        merge_fn=_fourier_merge,
+        uses_labels=False,
+        applicable_fn=features_applicable,
+        choices={"frequency_bins": FREQUENCY_BINS},
+        headline=_fourier_headline,
+        summary_row="Δ log amplitude, last layer",
+        figures={
+            "feature_fourier": ProbeFigure(
+                draw_feature_fourier,
+                "Δ log amplitude of the feature maps at the highest frequency against normalised depth "
+                "(Park & Kim Fig. 2a / Fig. 8).",
+            )
+        },
+    )
+)
+VARIANCE_SPEC = register_probe(
+    ProbeSpec(
+        name="feature_variance",
+        probe=feature_variance,
+        result_type=FeatureVarianceResult,
+        selection="random",
+        chunk_size=64,
+        needs_labels=False,
+        partial_fn=_variance_partial,
+        merge_fn=_variance_merge,
+        uses_labels=False,
+        applicable_fn=features_applicable,
+        headline=_variance_headline,
+        figures={
+            "feature_variance": ProbeFigure(
+                draw_feature_variance, "Feature-map variance against normalised depth (Park & Kim Fig. 9)."
+            )
+        },
+    )
+)
+
+
 __all__ = [
+    "FOURIER_SPEC",
     "FREQUENCY_BINS",
     "NOTEBOOK_BINS",
     "NYQUIST_BINS",
     "RESIDUAL_SUMS",
+    "VARIANCE_SPEC",
     "FeatureFourierResult",
     "FeatureVarianceResult",
     "check_frequency_bins",
+    "check_task_layers",
     "diagonal_indices",
+    "draw_feature_fourier",
+    "draw_feature_variance",
     "feature_fourier",
     "feature_fourier_result",
     "feature_variance",
+    "features_applicable",
     "log_amplitude_diagonal",
     "log_amplitude_sums",
     "spatial_feature_map",

@@ -26,6 +26,7 @@ the computation behind the `fourier_heatmap` evaluate module.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ from ..metrics.fourier_heatmap import fourier_error_map
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -55,11 +57,14 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
+from .display import SeriesData, as_float_array, fmt_number, fmt_percent, map_panels
+from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images, weighted_mean
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 @dataclass
@@ -96,20 +101,10 @@ class FourierHeatmapResult(ProbeResult):
         return float(self.error_map[i + half, j + half])
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """The heat map with frequency axes, zero frequency at the centre, error on a 0-1 colour scale (jet), as in
-        Yin et al.'s and Paul & Chen's Fourier heat maps."""
+        """The heat map (`draw_fourier_heatmap`, the report's panel) with frequency axes, zero frequency at the
+        centre, error on a 0-1 colour scale (jet), as in Yin et al.'s and Paul & Chen's Fourier heat maps."""
         ax = new_axes(ax, figsize=(4.5, 3.8))
-        half = (self.window - 1) // 2
-        extent = (-half - 0.5, half + 0.5, half + 0.5, -half - 0.5)
-        image = ax.imshow(
-            np.asarray(self.error_map, dtype=float),
-            cmap="jet",
-            vmin=0.0,
-            vmax=1.0,
-            extent=extent,
-            interpolation="nearest",
-        )
-        ax.figure.colorbar(image, ax=ax, label="error")
+        draw_fourier_heatmap({"": {"error_map": self.error_map}}, ax=ax)
         ax.set_xlabel("horizontal frequency j (cycles / image)")
         ax.set_ylabel("vertical frequency i (cycles / image)")
         ax.set_title(f"Fourier heat map, eps = {self.eps:g} (clean error {self.clean_error:.0%})")
@@ -186,4 +181,91 @@ def fourier_heatmap(
     )
 
 
-__all__ = ["FourierHeatmapResult", "fourier_heatmap"]
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# Merge: the error map and the clean error are count-weighted means of the chunks' means.
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    result = fourier_heatmap(
+        classifier, inputs.pixels, inputs.labels, seed=seed, sample_ids=inputs.sample_ids, **params
+    )
+    return {
+        "error_map": torch.as_tensor(np.asarray(result.error_map, dtype=np.float64)),
+        "frequencies": list(result.frequencies),
+        "eps": float(result.eps),
+        "window": int(result.window),
+        "clean_error": float(result.clean_error),
+        "evaluated_cells": int(result.evaluated_cells),
+        "seed": int(result.seed),
+    }
+
+
+def _merge(partials: list) -> dict:
+    return {
+        "error_map": weighted_mean(partials, "error_map"),
+        "frequencies": same_setting(partials, "frequencies"),
+        "eps": same_setting(partials, "eps"),
+        "window": same_setting(partials, "window"),
+        "clean_error": float(weighted_mean(partials, "clean_error")),
+        "num_images": total_images(partials),
+        "evaluated_cells": same_setting(partials, "evaluated_cells"),
+        "seed": same_setting(partials, "seed"),
+    }
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    error_map = as_float_array(probe.get("error_map"))
+    finite = error_map[np.isfinite(error_map)] if error_map.size else error_map
+    return {
+        "mean error over the map (%)": fmt_percent(finite.mean() if finite.size else None, 100),
+        "max error (%)": fmt_percent(finite.max() if finite.size else None, 100),
+        "clean error (%)": fmt_percent(probe.get("clean_error"), 100),
+        "eps (L2)": fmt_number(probe.get("eps")),
+    }
+
+
+def draw_fourier_heatmap(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """One heat map per model on the 0-1 error scale, zero frequency at the centre (on `ax`: one model)."""
+
+    def extent(values: np.ndarray) -> tuple[float, float, float, float]:
+        half = (values.shape[0] - 1) // 2
+        return (-half - 0.5, half + 0.5, half + 0.5, -half - 0.5)
+
+    return map_panels(
+        {key: as_float_array(p.get("error_map")) for key, p in data.items()},
+        "Fourier heat map",
+        "top-1 error",
+        limits=(0.0, 1.0),
+        extent=extent,
+        labels=("horizontal frequency", "vertical frequency"),
+        ax=ax,
+    )
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="fourier_heatmap",
+        probe=fourier_heatmap,
+        result_type=FourierHeatmapResult,
+        selection="random",
+        chunk_size=8,
+        needs_labels=True,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        headline=_headline,
+        summary_row="mean error over the map (%)",
+        figures={
+            "fourier_heatmap": ProbeFigure(
+                draw_fourier_heatmap,
+                "Fourier heat maps: top-1 error under a Fourier basis perturbation per frequency "
+                "(same colour scale for every model; Yin et al., Paul & Chen).",
+            )
+        },
+    )
+)
+
+
+__all__ = [
+    "SPEC",
+    "FourierHeatmapResult",
+    "draw_fourier_heatmap",
+    "fourier_heatmap",
+]

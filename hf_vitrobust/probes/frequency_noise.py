@@ -23,7 +23,7 @@ every model's normalised space, not the same image).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,7 @@ from ..metrics.frequency_noise import frequency_noise_accuracy
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_seed,
@@ -51,9 +52,12 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
+from .display import SeriesData, as_float_array, fmt_number, fmt_percent, line_figure
+from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images, weighted_mean
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: How `epsilon` becomes pixels: times the ImageNet std (the authors' normalisation, the same noise for every
 #: model) or times the classifier's own std.
@@ -83,16 +87,19 @@ class FrequencyNoiseResult(ProbeResult):
         return "frequency_noise"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """Change in accuracy (percentage points, negative = worse) against the noise frequency, as Fig. 2b."""
+        """Change in accuracy (percentage points, negative = worse) against the noise frequency
+        (`draw_frequency_noise`, the report's curve), as Fig. 2b."""
         ax = new_axes(ax)
-        ax.plot(self.frequencies, [-100 * d for d in self.accuracy_drop], marker="o")
-        ax.axhline(0.0, color="gray", linewidth=0.8)
+        series = {"frequencies": list(self.frequencies), "accuracy_drop": list(self.accuracy_drop)}
+        draw_frequency_noise({"": series}, ax=ax)
         ticks = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
         ax.set_xticks(ticks, [f"{t:.1f}\u03c0" for t in ticks])
         ax.set_xlim(0.0, 1.0)
         ax.set_xlabel("noise frequency")
         ax.set_ylabel("\u0394 accuracy (%)")
         ax.set_title(f"Band-passed noise, \u03b5 = {self.epsilon:g} (clean {self.clean_accuracy:.1%})")
+        if (legend := ax.get_legend()) is not None:
+            legend.remove()
         return ax
 
 
@@ -209,4 +216,97 @@ def frequency_noise(
     )
 
 
-__all__ = ["EPSILON_UNITS", "FrequencyNoiseResult", "frequency_noise"]
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# Merge: the accuracies are count-weighted means of the chunks' means.
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    result = frequency_noise(
+        classifier, inputs.pixels, inputs.labels, seed=seed, sample_ids=inputs.sample_ids, **params
+    )
+    return {
+        "frequencies": list(result.frequencies),
+        "clean_accuracy": float(result.clean_accuracy),
+        "accuracy": torch.tensor(result.accuracy, dtype=torch.float64),
+        "bandwidth": result.bandwidth,
+        "epsilon": result.epsilon,
+        "equal_energy": result.equal_energy,
+        "seed": result.seed,
+        "band": result.band,
+        "epsilon_units": result.epsilon_units,
+        "pixel_magnitude": list(result.pixel_magnitude or []),
+    }
+
+
+def _merge(partials: list) -> dict:
+    clean = weighted_mean(partials, "clean_accuracy")
+    accuracy = weighted_mean(partials, "accuracy")
+    return {
+        "frequencies": same_setting(partials, "frequencies"),
+        "clean_accuracy": float(clean),
+        "accuracy": accuracy,
+        "accuracy_drop": clean - accuracy,
+        "bandwidth": same_setting(partials, "bandwidth"),
+        "epsilon": same_setting(partials, "epsilon"),
+        "equal_energy": same_setting(partials, "equal_energy"),
+        "num_samples": total_images(partials),
+        "seed": same_setting(partials, "seed"),
+        "band": same_setting(partials, "band"),
+        "epsilon_units": same_setting(partials, "epsilon_units"),
+        "pixel_magnitude": same_setting(partials, "pixel_magnitude"),
+    }
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    out = {"clean top-1 (%)": fmt_percent(probe.get("clean_accuracy"), 100)}
+    for frequency, drop in zip(
+        probe.get("frequencies") or [], probe.get("accuracy_drop") or [], strict=False
+    ):
+        out[f"accuracy drop (pp) at {fmt_number(frequency)}π"] = fmt_percent(drop, 100)
+    return out
+
+
+def draw_frequency_noise(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """The change of top-1 accuracy (pp) under band-passed noise against its frequency, one line per model (on
+    `ax`: one)."""
+    figure = line_figure(
+        data,
+        lambda p: (p.get("frequencies"), -100 * as_float_array(p.get("accuracy_drop"))),
+        "noise frequency (× π)",
+        "Δ accuracy (pp)",
+        "Band-passed noise",
+        ax=ax,
+    )
+    if figure is not None:
+        (ax or figure.axes[0]).axhline(0.0, color="gray", linewidth=0.8)
+    return figure
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="frequency_noise",
+        probe=frequency_noise,
+        result_type=FrequencyNoiseResult,
+        selection="random",
+        chunk_size=100,
+        needs_labels=True,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        choices={"epsilon_units": EPSILON_UNITS},
+        headline=_headline,
+        figures={
+            "frequency_noise": ProbeFigure(
+                draw_frequency_noise,
+                "Change of top-1 accuracy (percentage points) under band-passed noise against its "
+                "frequency (Park & Kim Fig. 2b).",
+            )
+        },
+    )
+)
+
+
+__all__ = [
+    "EPSILON_UNITS",
+    "SPEC",
+    "FrequencyNoiseResult",
+    "draw_frequency_noise",
+    "frequency_noise",
+]

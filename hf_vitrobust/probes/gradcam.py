@@ -26,7 +26,7 @@ call; the gradient flows from the input pixels). Each image's map depends only o
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ from ..models.cam_targets import CAMTarget, TokenLayout, cam_target, layer_tap
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -46,9 +47,21 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
+from .display import MISSING, SeriesData, overlays
+from .spec import (
+    ProbeFigure,
+    ProbeNotApplicable,
+    ProbeSpec,
+    probe_kwargs,
+    register_probe,
+    rounded_maps,
+    same_setting,
+    total_images,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # Normalised name -> class name in pytorch_grad_cam. Methods that ignore the target layer (FullGrad) or need
 # model-specific extras (AblationCAM's ablation layer, FinerCAM's comparison targets) are left out.
@@ -174,12 +187,12 @@ class GradCAMResult(ProbeResult):
         return "gradcam"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """The first image with its CAM as a semi-transparent heat map, as Paul & Chen's Grad-CAM figure."""
+        """The first image with its CAM as a semi-transparent heat map (`draw_gradcam`, the report's panel), as
+        Paul & Chen's Grad-CAM figure."""
         ax = new_axes(ax, figsize=(3.5, 3.5))
-        ax.imshow(self.image.detach().float().cpu().permute(1, 2, 0).clamp(0, 1).numpy())
-        ax.imshow(self.cams[0].detach().float().cpu().numpy(), cmap="jet", alpha=0.5, vmin=0.0, vmax=1.0)
+        cams = self.cams[:1].detach().float().cpu().numpy()
+        draw_gradcam({"": {"cams": cams, "image": self.image.detach().float().cpu().numpy()}}, ax=ax)
         ax.set_title(f"{self.model}: {self.method} (class {int(self.target_classes[0])})")
-        ax.set_axis_off()
         return ax
 
 
@@ -249,4 +262,94 @@ def gradcam(
     )
 
 
-__all__ = ["CAM_METHODS", "GradCAMResult", "TokenReshape", "cam_method_name", "gradcam"]
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# As for attention maps: the merged dict keeps the CAMs of the first `max_maps` images (default 8), rounded to 4
+# decimals, and the mean CAM over all images.
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    max_maps = int(params["max_maps"])
+    target = params.get("target_classes")
+    if target is not None and (isinstance(target, bool) or not isinstance(target, int)):
+        raise ValueError(
+            f"gradcam target_classes must be one class index for every image (or None), got {target!r}."
+        )
+    result: GradCAMResult = gradcam(
+        classifier, inputs.pixels, inputs.labels, seed=seed, **probe_kwargs(params, ("max_maps",))
+    )
+    return {
+        "cams": result.cams[:max_maps].float().cpu(),
+        "cam_sum": result.cams.double().sum(dim=0).cpu(),
+        "target_classes": result.target_classes.cpu(),
+        "method": result.method,
+        "layer": result.layer,
+        "module_name": result.module_name,
+        "layer_reason": result.layer_reason,
+        "target_source": result.target_source,
+        "model": result.model,
+        "max_maps": max_maps,
+    }
+
+
+def _merge(partials: list) -> dict:
+    max_maps = same_setting(partials, "max_maps")
+    sources = sorted({p["target_source"] for p in partials})
+    return {
+        "cams": rounded_maps(torch.cat([p["cams"] for p in partials])[:max_maps]),
+        "mean_cam": rounded_maps(sum(p["cam_sum"] for p in partials) / total_images(partials)),
+        "method": same_setting(partials, "method"),
+        "layer": same_setting(partials, "layer"),
+        "module_name": same_setting(partials, "module_name"),
+        "layer_reason": same_setting(partials, "layer_reason"),
+        "target_classes": torch.cat([p["target_classes"] for p in partials]),
+        "target_source": sources[0] if len(sources) == 1 else "+".join(sources),
+        "model": same_setting(partials, "model"),
+    }
+
+
+def _applicable(classifier: Classifier, params: dict) -> None:
+    try:
+        import pytorch_grad_cam  # noqa: F401
+    except ImportError as err:
+        raise ProbeNotApplicable(f"gradcam needs the grad-cam package ({err}).") from err
+    try:
+        cam_target(classifier, params.get("layer"))
+    except (ValueError, TypeError) as err:
+        raise ProbeNotApplicable(f"gradcam: no target layer in {classifier.name!r}: {err}") from err
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    return {"method": str(probe.get("method") or MISSING)}
+
+
+def draw_gradcam(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """The first CAM of each model (over its input image when the dict has one; on `ax`: one model)."""
+    return overlays(data, "cams", "Grad-CAM", ax=ax)
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="gradcam",
+        probe=gradcam,
+        result_type=GradCAMResult,
+        selection="first",
+        chunk_size=32,
+        needs_labels=False,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        default_params={"max_maps": 8},
+        extra_params=("max_maps",),
+        applicable_fn=_applicable,
+        headline=_headline,
+        figures={"gradcam": ProbeFigure(draw_gradcam, "Grad-CAM map of the first probe image.")},
+    )
+)
+
+
+__all__ = [
+    "CAM_METHODS",
+    "SPEC",
+    "GradCAMResult",
+    "TokenReshape",
+    "cam_method_name",
+    "draw_gradcam",
+    "gradcam",
+]

@@ -58,18 +58,19 @@ import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch.func import functional_call, grad, jvp
+from torch.func import functional_call
 
 from ..corruptions.randomness import normal, sample_keys
 from ..models.classifier import Classifier
-from .augmentation import augment_batch, check_augmentation, soft_target_cross_entropy
+from .augmentation import TRAINING_AUGMENTATIONS, augment_batch, check_augmentation, soft_target_cross_entropy
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -78,12 +79,25 @@ from .base import (
     new_axes,
     prepare_inputs,
 )
+from .display import SeriesData, as_float_array, colors, fmt_count, fmt_number, new_figure
+from .hessian_methods import (
+    HVP_METHODS,
+    HessianOperator,
+    HVPMethod,
+    LanczosResult,
+    Params,
+    PowerIterationResult,
+    hessian_vector_product,
+    lanczos,
+    power_iteration,
+    pyhessian_eigenvalues,
+)
+from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, chunk_seed, register_probe, same_setting
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-HVPMethod = Literal["forward_over_reverse", "reverse_over_reverse"]
-_HVP_METHODS = ("forward_over_reverse", "reverse_over_reverse")
 EigenMethod = Literal["lanczos", "power", "pyhessian"]
 EIGEN_METHODS: tuple[str, ...] = ("lanczos", "power", "pyhessian")
 Regularizer = Literal["half-squared-norm", "sum-of-norms"]
@@ -93,322 +107,6 @@ _STREAM = "hessian_spectrum/start"
 _DENSITY_STREAM = "hessian_spectrum/density"
 _PYHESSIAN_STREAM = "hessian_spectrum/pyhessian-start"
 _AUGMENTATION_STREAM = "hessian_spectrum/augmentation"
-# PyHessian's `normalization` divides by (norm + 1e-6) and its stopping rule by (|eigenvalue| + 1e-6).
-_PYHESSIAN_EPS = 1e-6
-
-Params = dict[str, torch.Tensor]
-Matvec = Callable[[torch.Tensor], torch.Tensor]
-
-
-# ---------------------------------------------------------------------------------------- Hessian-vector products
-def hessian_vector_product(
-    loss_fn: Callable[[Params], torch.Tensor],
-    params: Mapping[str, torch.Tensor],
-    vector: Mapping[str, torch.Tensor],
-    *,
-    method: HVPMethod = "reverse_over_reverse",
-) -> Params:
-    """H v for the Hessian H of the scalar `loss_fn(params)` with respect to `params` (a dict of tensors), with
-    `vector` a dict of the same shapes. One-off; for many products at the same point use `HessianOperator`."""
-    return HessianOperator(loss_fn, params, method=method).apply(vector)
-
-
-class HessianOperator:
-    """The parameter Hessian of `loss_fn` at `params` as a linear operator on dicts or flat vectors.
-
-    method "forward_over_reverse": jvp(grad(loss)) per product (torch.func; no graph kept between products).
-    method "reverse_over_reverse": the gradient is computed once with `create_graph=True`, then each product is a
-    backward pass through that graph (double backward; memory for the retained graph).
-    `shift` adds shift * v to every product (the Hessian of (shift / 2) ||w||^2: weight decay).
-    `norm_penalty` c adds the Hessian of c * sum_p ||p|| (Park & Kim's `ops/norm.py` `l2`, unsquared Frobenius norms
-    per tensor): c (v_p - p <p, v_p> / ||p||^2) / ||p|| for each tensor p. A tensor of norm 0, where the norm has no
-    second derivative, contributes nothing.
-    """
-
-    def __init__(
-        self,
-        loss_fn: Callable[[Params], torch.Tensor],
-        params: Mapping[str, torch.Tensor],
-        *,
-        method: HVPMethod = "reverse_over_reverse",
-        shift: float = 0.0,
-        norm_penalty: float = 0.0,
-    ) -> None:
-        if method not in _HVP_METHODS:
-            raise ValueError(f"method must be one of {_HVP_METHODS}, got {method!r}.")
-        if not params:
-            raise ValueError("No parameters to differentiate.")
-        self.loss_fn = loss_fn
-        self.method = method
-        self.shift = float(shift)
-        self.norm_penalty = float(norm_penalty)
-        self.names = list(params)
-        self.params = {name: tensor.detach() for name, tensor in params.items()}
-        self._norms = (
-            {name: float(torch.linalg.vector_norm(tensor)) for name, tensor in self.params.items()}
-            if self.norm_penalty
-            else {}
-        )
-        self.shapes = [self.params[name].shape for name in self.names]
-        self.sizes = [self.params[name].numel() for name in self.names]
-        self.numel = sum(self.sizes)
-        self._grads: tuple[torch.Tensor, ...] | None = None
-        self._leaves: list[torch.Tensor] | None = None
-
-    @property
-    def device(self) -> torch.device:
-        return self.params[self.names[0]].device
-
-    @property
-    def dtype(self) -> torch.dtype:
-        return self.params[self.names[0]].dtype
-
-    def flatten(self, tensors: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        return torch.cat([tensors[name].reshape(-1) for name in self.names])
-
-    def unflatten(self, flat: torch.Tensor) -> Params:
-        parts = flat.split(self.sizes)
-        return {
-            name: part.view(shape) for name, part, shape in zip(self.names, parts, self.shapes, strict=True)
-        }
-
-    def apply(self, vector: Mapping[str, torch.Tensor]) -> Params:
-        """H v (+ shift v) for a dict `vector` shaped like the parameters."""
-        missing = [name for name in self.names if name not in vector]
-        if missing:
-            raise ValueError(f"vector lacks entries for parameters {missing[:5]}.")
-        tangent = {name: vector[name].to(self.params[name]) for name in self.names}
-        if self.method == "forward_over_reverse":
-            _, product = jvp(grad(self.loss_fn), (self.params,), (tangent,))
-            product = dict(product)
-        else:
-            if self._grads is None:
-                leaves = {name: tensor.clone().requires_grad_(True) for name, tensor in self.params.items()}
-                with torch.enable_grad():
-                    loss = self.loss_fn(leaves)
-                    self._leaves = [leaves[name] for name in self.names]
-                    self._grads = torch.autograd.grad(loss, self._leaves, create_graph=True)
-            assert self._leaves is not None
-            products = torch.autograd.grad(
-                self._grads,
-                self._leaves,
-                grad_outputs=[tangent[name] for name in self.names],
-                retain_graph=True,
-                allow_unused=True,
-            )
-            product = {
-                name: torch.zeros_like(tangent[name]) if value is None else value
-                for name, value in zip(self.names, products, strict=True)
-            }
-        if self.shift:
-            product = {name: product[name] + self.shift * tangent[name] for name in self.names}
-        if self.norm_penalty:
-            product = {name: product[name] + self._norm_hvp(name, tangent[name]) for name in self.names}
-        return {name: product[name].detach() for name in self.names}
-
-    def _norm_hvp(self, name: str, tangent: torch.Tensor) -> torch.Tensor:
-        """norm_penalty * (d^2 ||p|| / dp^2) v for the tensor `name` (0 where ||p|| = 0)."""
-        norm = self._norms[name]
-        if norm == 0:
-            return torch.zeros_like(tangent)
-        point = self.params[name]
-        radial = torch.sum(point * tangent) / norm**2
-        return (self.norm_penalty / norm) * (tangent - radial * point)
-
-    def matvec(self, flat: torch.Tensor) -> torch.Tensor:
-        """H v on a flat vector of `numel` entries (parameter order of `params`)."""
-        return self.flatten(self.apply(self.unflatten(flat)))
-
-
-# ---------------------------------------------------------------------------------------- eigen-solvers
-class LanczosResult(NamedTuple):
-    """Ritz values (m,) ascending, float64, and their Ritz weights (m,) (squared first components of the
-    tridiagonal's eigenvectors; they sum to 1: one stochastic Lanczos quadrature sample of the spectral density)."""
-
-    ritz_values: torch.Tensor
-    ritz_weights: torch.Tensor
-
-
-def lanczos(matvec: Matvec, start: torch.Tensor, iterations: int) -> LanczosResult:
-    """`iterations` steps of Lanczos with full reorthogonalisation on the symmetric operator `matvec` from the
-    vector `start` (normalised here). Stops early when the Krylov space is exhausted (then the Ritz values are
-    exact eigenvalues). Memory: the basis, iterations x len(start) entries."""
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive int, got {iterations!r}.")
-    if start.ndim != 1 or start.numel() == 0:
-        raise ValueError(f"start must be a non-empty 1-D vector, got shape {tuple(start.shape)}.")
-    norm = start.norm()
-    if not torch.isfinite(norm) or norm == 0:
-        raise ValueError("start must be a finite, non-zero vector.")
-    steps = min(iterations, start.numel())
-    basis = torch.empty(steps, start.numel(), dtype=start.dtype, device=start.device)
-    alphas: list[float] = []
-    betas: list[float] = []
-    vector = start / norm
-    for step in range(steps):
-        basis[step] = vector
-        w = matvec(vector)
-        alpha = torch.dot(w, vector)
-        alphas.append(float(alpha))
-        # Full reorthogonalisation against the whole basis, twice ("twice is enough").
-        for _ in range(2):
-            w = w - basis[: step + 1].T @ (basis[: step + 1] @ w)
-        if step == steps - 1:
-            break
-        beta = w.norm()
-        scale = max(abs(a) for a in alphas) + (max(betas) if betas else 0.0)
-        if not torch.isfinite(beta):
-            raise FloatingPointError("Lanczos produced a non-finite vector (non-finite loss or Hessian).")
-        if float(beta) <= 1e-6 * max(scale, 1e-30):
-            break  # invariant subspace: the Ritz values are eigenvalues
-        betas.append(float(beta))
-        vector = w / beta
-    size = len(alphas)
-    tridiagonal = torch.diag(torch.tensor(alphas, dtype=torch.float64))
-    if size > 1:
-        off = torch.tensor(betas[: size - 1], dtype=torch.float64)
-        tridiagonal += torch.diag(off, 1) + torch.diag(off, -1)
-    values, vectors = torch.linalg.eigh(tridiagonal)
-    return LanczosResult(values, vectors[0] ** 2)
-
-
-def power_iteration(
-    matvec: Matvec,
-    start: torch.Tensor,
-    *,
-    top_k: int = 1,
-    iterations: int = 100,
-    tol: float = 1e-3,
-    largest: bool = True,
-) -> torch.Tensor:
-    """The `top_k` algebraically largest (`largest=True`) or smallest eigenvalues of a symmetric operator, by power
-    iteration with deflation as PyHessian's `eigenvalues` (which returns the largest in magnitude instead).
-
-    A first power iteration finds the dominant magnitude s; the iteration then runs on H + s I (largest) or
-    s I - H (smallest), whose spectra are non-negative, so the dominant eigenvalue is the wanted end. Each
-    eigenvalue stops at relative change < tol or after `iterations` products. Returns (top_k,) float64, in
-    order (descending for largest, ascending for smallest).
-    """
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= start.numel():
-        raise ValueError(f"top_k must be an int in [1, {start.numel()}], got {top_k!r}.")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive int, got {iterations!r}.")
-
-    def dominant(op: Matvec, found: list[torch.Tensor]) -> tuple[float, torch.Tensor]:
-        vector = start.clone()
-        for previous in found:
-            vector -= torch.dot(vector, previous) * previous
-        vector = vector / vector.norm()
-        value = 0.0
-        for _ in range(iterations):
-            w = op(vector)
-            for previous in found:
-                w -= torch.dot(w, previous) * previous
-            new_value = float(torch.dot(w, vector))
-            norm = w.norm()
-            if norm == 0:
-                return 0.0, vector
-            vector = w / norm
-            converged = abs(new_value - value) <= tol * (abs(value) + 1e-6)
-            value = new_value
-            if converged:
-                break
-        return value, vector
-
-    magnitude, _ = dominant(matvec, [])
-    shift = abs(magnitude)
-    sign = 1.0 if largest else -1.0
-
-    def shifted(vector: torch.Tensor) -> torch.Tensor:
-        return sign * matvec(vector) + shift * vector
-
-    found: list[torch.Tensor] = []
-    values: list[float] = []
-    for _ in range(top_k):
-        value, vector = dominant(shifted, found)
-        found.append(vector)
-        values.append(sign * (value - shift))
-    return torch.tensor(values, dtype=torch.float64)
-
-
-class PowerIterationResult(NamedTuple):
-    """`pyhessian_eigenvalues`' output: eigenvalues (k,) float64 in the order found (descending magnitude once
-    converged), signs kept; eigenvectors (k, n) unit vectors in the operator's dtype; steps (k,) int64 operator
-    products spent on each (`iterations` where the stopping rule never fired)."""
-
-    eigenvalues: torch.Tensor
-    eigenvectors: torch.Tensor
-    steps: torch.Tensor
-
-
-def _pyhessian_normalise(vector: torch.Tensor) -> torch.Tensor:
-    return vector / (float(vector.norm()) + _PYHESSIAN_EPS)
-
-
-def pyhessian_eigenvalues(
-    matvec: Matvec,
-    start: torch.Tensor | Callable[[int], torch.Tensor],
-    *,
-    top_k: int = 1,
-    iterations: int = 100,
-    tol: float = 1e-3,
-) -> PowerIterationResult:
-    """The `top_k` eigenvalues of largest magnitude of a symmetric operator, with their signs, by the power iteration
-    with deflation of PyHessian's `hessian.eigenvalues(maxIter=iterations, tol=tol, top_n=top_k)` (Yao et al. 2020),
-    the method of Park & Kim's Hessian spectra (xxxnell/how-do-vits-work issue #12).
-
-    Eigenvalue j starts from its own vector, `start(j)` (or row j of a (top_k, n) tensor: PyHessian draws a fresh
-    one per eigenvalue), divided by (norm + 1e-6). Each step orthogonalises the vector against the eigenvectors found
-    so far (one Gram-Schmidt pass, in order) and divides by (norm + 1e-6), takes w = H v and the estimate <w, v>, and
-    moves to w / (||w|| + 1e-6). It stops when an estimate changes by less than tol relative to the previous one,
-    |old - new| / (|old| + 1e-6) < tol, and then keeps the previous estimate, as PyHessian does, or after
-    `iterations` products. The eigenvector kept is the last normalised product.
-    """
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive int, got {iterations!r}.")
-    if not isinstance(tol, int | float) or not math.isfinite(tol) or tol < 0:
-        raise ValueError(f"tol must be a finite float >= 0, got {tol!r}.")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}.")
-    if isinstance(start, torch.Tensor) and (start.ndim != 2 or start.shape[0] < top_k):
-        raise ValueError(f"start must be a (top_k, n) tensor or a callable, got shape {tuple(start.shape)}.")
-
-    found: list[torch.Tensor] = []
-    values: list[float] = []
-    steps: list[int] = []
-    for rank in range(top_k):
-        vector = start[rank] if isinstance(start, torch.Tensor) else start(rank)
-        if vector.ndim != 1 or (found and vector.shape != found[0].shape):
-            raise ValueError(
-                f"start vector {rank} must be 1-D of the operator's size, got {tuple(vector.shape)}."
-            )
-        if rank == 0 and not 1 <= top_k <= vector.numel():
-            raise ValueError(f"top_k must be an int in [1, {vector.numel()}], got {top_k!r}.")
-        vector = _pyhessian_normalise(vector)
-        value: float | None = None
-        taken = 0
-        while taken < iterations:
-            taken += 1
-            for previous in found:
-                vector = vector - torch.dot(vector, previous) * previous
-            vector = _pyhessian_normalise(vector)
-            product = matvec(vector)
-            estimate = float(torch.dot(product, vector))
-            if not math.isfinite(estimate):
-                raise FloatingPointError(
-                    "Power iteration produced a non-finite value (non-finite loss or Hessian)."
-                )
-            vector = _pyhessian_normalise(product)
-            if value is not None and abs(value - estimate) / (abs(value) + _PYHESSIAN_EPS) < tol:
-                break
-            value = estimate
-        assert value is not None
-        values.append(value)
-        found.append(vector)
-        steps.append(taken)
-    return PowerIterationResult(
-        torch.tensor(values, dtype=torch.float64), torch.stack(found), torch.tensor(steps, dtype=torch.int64)
-    )
 
 
 # ---------------------------------------------------------------------------------------- the probe
@@ -525,44 +223,28 @@ class HessianSpectrumResult(ProbeResult):
         return terms.sum(-1).mean(-1)
 
     def plot(self, ax: Axes | None = None, kind: Literal["max", "density"] = "max") -> Axes:
-        """kind "max": histogram of per-batch max (and min) eigenvalues, as the paper's Fig. 1 (right) / Fig. 4;
-        kind "density": the SLQ eigenvalue density on a log scale (PyHessian's plot)."""
+        """kind "max": histogram of per-batch max (and min) eigenvalues (`draw_hessian_spectrum`, the report's
+        figure), as the paper's Fig. 1 (right) / Fig. 4; kind "density": the SLQ eigenvalue density on a log scale
+        (`draw_hessian_density`, PyHessian's plot)."""
         ax = new_axes(ax)
-        if kind == "density":
-            nodes = self.density_nodes
-            if nodes is None:
-                raise ValueError("No density was computed: run hessian_spectrum(..., density=True).")
-            finite = nodes[~torch.isnan(nodes)]
-            low, high = float(finite.min()), float(finite.max())
-            pad = 0.05 * (high - low) + 1e-12
-            grid = torch.linspace(low - pad, high + pad, 400, dtype=torch.float64)
-            values = self.density(grid).cpu().numpy()
-            ax.semilogy(grid.numpy(), np.maximum(values, 1e-12))
-            ax.set_xlabel("eigenvalue")
-            ax.set_ylabel("density")
-            return ax
-        if kind != "max":
+        if kind not in ("max", "density"):
             raise ValueError(f"kind must be 'max' or 'density', got {kind!r}.")
-        if self.method == "pyhessian":
-            pooled = self.pooled_eigenvalues.cpu().numpy()
-            bins = max(5, min(50, len(pooled)))
-            ax.hist(
-                pooled,
-                bins=bins,
-                density=True,
-                alpha=0.7,
-                label=f"top-{self.eigenvalues.shape[1]} eigenvalues",
-            )
-        else:
-            maxima = self.max_eigenvalues.double().cpu().numpy()
-            minima = self.min_eigenvalues.double().cpu().numpy()
-            bins = max(5, min(50, len(maxima)))
-            ax.hist(maxima, bins=bins, density=True, alpha=0.7, label="max eigenvalue")
-            ax.hist(minima, bins=bins, density=True, alpha=0.7, label="min eigenvalue")
-        ax.axvline(0.0, color="gray", linewidth=0.8)
-        ax.set_xlabel("Hessian eigenvalue (per batch)")
-        ax.set_ylabel("density")
-        ax.legend(fontsize="small")
+        if kind == "density" and self.density_nodes is None:
+            raise ValueError("No density was computed: run hessian_spectrum(..., density=True).")
+        series = {
+            "batches": {
+                "method": self.method,
+                "eigenvalues": self.eigenvalues.detach().double().cpu().numpy(),
+                "bottom_eigenvalues": self.bottom_eigenvalues.detach().double().cpu().numpy(),
+                "density_nodes": None
+                if self.density_nodes is None
+                else self.density_nodes.double().cpu().numpy(),
+                "density_weights": (
+                    None if self.density_weights is None else self.density_weights.double().cpu().numpy()
+                ),
+            }
+        }
+        (draw_hessian_density if kind == "density" else draw_hessian_spectrum)(series, ax=ax)
         return ax
 
 
@@ -645,8 +327,8 @@ def hessian_spectrum(
     if regularizer not in REGULARIZERS:
         raise ValueError(f"regularizer must be one of {REGULARIZERS}, got {regularizer!r}.")
     augmentation = check_augmentation(augmentation)
-    if hvp not in _HVP_METHODS:
-        raise ValueError(f"hvp must be one of {_HVP_METHODS}, got {hvp!r}.")
+    if hvp not in HVP_METHODS:
+        raise ValueError(f"hvp must be one of {HVP_METHODS}, got {hvp!r}.")
     if not isinstance(tol, int | float) or not math.isfinite(tol) or tol < 0:
         raise ValueError(f"tol must be a finite float >= 0, got {tol!r}.")
     if max_batches is not None and (
@@ -743,14 +425,204 @@ def _pad(values: torch.Tensor, size: int, fill: float = math.nan) -> torch.Tenso
     return out
 
 
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# A chunk is one mini-batch (`batch_size` images); each chunk's start vectors come from `chunk_seed(seed,
+# sample_ids)`, so the numbers do not depend on which process runs the chunk, and the merge stacks the per-batch
+# eigenvalues in chunk order.
+_AUGMENTATIONS = (None, *TRAINING_AUGMENTATIONS)
+
+
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    batch_seed = chunk_seed(seed, inputs.sample_ids)
+    params = {"batch_size": len(inputs), **params}
+    result: HessianSpectrumResult = hessian_spectrum(
+        classifier, inputs.pixels, inputs.labels, seed=batch_seed, **params
+    )
+    return {
+        "eigenvalues": result.eigenvalues.cpu(),
+        "bottom_eigenvalues": result.bottom_eigenvalues.cpu(),
+        "batch_sizes": list(result.batch_sizes),
+        "method": result.method,
+        "iterations": result.iterations,
+        "weight_decay": result.weight_decay,
+        "density_nodes": None if result.density_nodes is None else result.density_nodes.cpu(),
+        "density_weights": None if result.density_weights is None else result.density_weights.cpu(),
+        "regularizer": result.regularizer,
+        "augmentation": result.augmentation,
+        "tol": result.tol,
+        "power_steps": None if result.power_steps is None else result.power_steps.cpu(),
+        "batch_seed": batch_seed,
+    }
+
+
+def _merge(partials: list) -> dict:
+    density = partials[0]["density_nodes"] is not None
+    steps = partials[0]["power_steps"] is not None
+    return {
+        "eigenvalues": torch.cat([p["eigenvalues"] for p in partials]),
+        "bottom_eigenvalues": torch.cat([p["bottom_eigenvalues"] for p in partials]),
+        "batch_sizes": [size for p in partials for size in p["batch_sizes"]],
+        "method": same_setting(partials, "method"),
+        "iterations": same_setting(partials, "iterations"),
+        "weight_decay": same_setting(partials, "weight_decay"),
+        "density_nodes": torch.cat([p["density_nodes"] for p in partials]) if density else None,
+        "density_weights": torch.cat([p["density_weights"] for p in partials]) if density else None,
+        "regularizer": same_setting(partials, "regularizer"),
+        "augmentation": same_setting(partials, "augmentation"),
+        "tol": same_setting(partials, "tol"),
+        "power_steps": torch.cat([p["power_steps"] for p in partials]) if steps else None,
+        "batch_seeds": [p["batch_seed"] for p in partials for _ in p["batch_sizes"]],
+    }
+
+
+def _applicable(classifier: Classifier, params: dict) -> None:
+    if not any(p.requires_grad for p in classifier.parameters()):
+        raise ProbeNotApplicable(f"hessian: {classifier.name!r} has no trainable parameters.")
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    top = as_float_array(probe.get("eigenvalues"))
+    bottom = as_float_array(probe.get("bottom_eigenvalues"))
+    top, bottom = top[np.isfinite(top)], bottom[np.isfinite(bottom)]
+    return {
+        "top eigenvalue (max over batches)": fmt_number(top.max() if top.size else None),
+        "most negative eigenvalue": fmt_number(bottom.min() if bottom.size else None),
+        "mini-batches": fmt_count(len(probe.get("batch_sizes") or []) or None),
+    }
+
+
+def _image_count(probe: Mapping[str, Any]) -> int | None:
+    return sum(probe.get("batch_sizes") or []) or None
+
+
+def draw_hessian_spectrum(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """Histograms of each model's per-batch largest (filled) and smallest (hatched) eigenvalues; pyhessian's
+    top-k of every batch are pooled (Park & Kim's issue #12). On `ax`: one model."""
+    spectra = {}
+    for key, probe in data.items():
+        top = as_float_array(probe.get("eigenvalues"))
+        bottom = as_float_array(probe.get("bottom_eigenvalues"))
+        if probe.get("method") == "pyhessian":  # Park & Kim pool the top-k of every batch (their issue #12)
+            top = top.ravel()
+        else:
+            top = top[:, 0] if top.ndim == 2 and top.shape[1] else top.ravel()
+        bottom = bottom[:, 0] if bottom.ndim == 2 and bottom.shape[1] else bottom.ravel()
+        top, bottom = top[np.isfinite(top)], bottom[np.isfinite(bottom)]
+        if top.size or bottom.size:
+            spectra[key] = (top, bottom)
+    if not spectra:
+        return None
+    if ax is None:
+        ax = new_figure(5.5, 3.8).add_subplot()
+    everything = np.concatenate([np.concatenate(pair) for pair in spectra.values()])
+    low, high = float(everything.min()), float(everything.max())
+    pad = 0.05 * (high - low) + 1e-9
+    bins = np.linspace(low - pad, high + pad, max(6, min(40, everything.size)))
+    for (key, (top, bottom)), color in zip(spectra.items(), colors(len(spectra)), strict=True):
+        if top.size:
+            ax.hist(top, bins=bins, alpha=0.55, color=color, label=f"{key} max")
+        if bottom.size:
+            ax.hist(
+                bottom, bins=bins, alpha=0.9, color=color, histtype="step", hatch="//", label=f"{key} min"
+            )
+    if low < 0:
+        ax.axvspan(low - pad, 0.0, color="red", alpha=0.08, linewidth=0)
+    ax.axvline(0.0, color="red", linewidth=0.8)
+    ax.set_xlabel("Hessian eigenvalue (per mini-batch)")
+    ax.set_ylabel("count")
+    ax.set_title("Hessian eigenvalue spectrum")
+    ax.legend(fontsize="x-small")
+    return ax.figure
+
+
+def _slq_density(nodes: np.ndarray, weights: np.ndarray, points: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """The batch-averaged SLQ density on a grid, through `HessianSpectrumResult.density` (NaN nodes = padding)."""
+    finite = nodes[np.isfinite(nodes)]
+    low, high = float(finite.min()), float(finite.max())
+    pad = 0.05 * (high - low) + 1e-12
+    grid = torch.linspace(low - pad, high + pad, points, dtype=torch.float64)
+    result = HessianSpectrumResult(
+        eigenvalues=torch.zeros(nodes.shape[0], 1),
+        bottom_eigenvalues=torch.zeros(nodes.shape[0], 1),
+        batch_sizes=[],
+        method="",
+        iterations=0,
+        weight_decay=0.0,
+        density_nodes=torch.from_numpy(nodes),
+        density_weights=torch.from_numpy(np.nan_to_num(weights)),
+    )
+    return grid.numpy(), result.density(grid).numpy()
+
+
+def draw_hessian_density(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """Each model's SLQ eigenvalue density on a log scale (on `ax`: one model)."""
+    densities = {}
+    for key, probe in data.items():
+        nodes = as_float_array(probe.get("density_nodes"))
+        weights = as_float_array(probe.get("density_weights"))
+        if nodes.ndim == 2 and nodes.shape == weights.shape and np.isfinite(nodes).any():
+            densities[key] = (nodes, weights)
+    if not densities:
+        return None
+    if ax is None:
+        ax = new_figure(5.5, 3.8).add_subplot()
+    for (key, (nodes, weights)), color in zip(densities.items(), colors(len(densities)), strict=True):
+        grid, values = _slq_density(nodes, weights)
+        floor = max(float(values.max()) * 1e-6, 1e-300)
+        ax.semilogy(grid, np.maximum(values, floor), label=key, color=color)
+    ax.axvline(0.0, color="red", linewidth=0.8)
+    ax.set_xlabel("eigenvalue")
+    ax.set_ylabel("density")
+    ax.set_title("Hessian eigenvalue density")
+    ax.legend(fontsize="small")
+    return ax.figure
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="hessian",
+        probe=hessian_spectrum,
+        result_type=HessianSpectrumResult,
+        selection="random",
+        chunk_size=DEFAULT_BATCH_SIZE,
+        needs_labels=True,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        excluded_params={"max_batches": "the probe spec's num_images sets the number of mini-batches"},
+        chunk_param="batch_size",
+        chunk_default=DEFAULT_BATCH_SIZE,
+        applicable_fn=_applicable,
+        choices={"method": EIGEN_METHODS, "regularizer": REGULARIZERS, "augmentation": _AUGMENTATIONS},
+        headline=_headline,
+        image_count=_image_count,
+        summary_row="top eigenvalue (max over batches)",
+        figures={
+            "hessian_spectrum": ProbeFigure(
+                draw_hessian_spectrum,
+                "Hessian eigenvalues per mini-batch: largest (filled) and smallest (hatched); the red area "
+                "marks negative eigenvalues, i.e. non-convex directions (Park & Kim Fig. 1 right / Fig. 4).",
+            ),
+            "hessian_density": ProbeFigure(
+                draw_hessian_density, "Hessian eigenvalue density (stochastic Lanczos quadrature, log scale)."
+            ),
+        },
+    )
+)
+
+
 __all__ = [
     "EIGEN_METHODS",
+    "HVP_METHODS",
     "REGULARIZERS",
+    "SPEC",
+    "HVPMethod",
     "HessianOperator",
     "HessianSpectrumResult",
     "LanczosResult",
     "PowerIterationResult",
     "classifier_loss",
+    "draw_hessian_density",
+    "draw_hessian_spectrum",
     "hessian_spectrum",
     "hessian_vector_product",
     "lanczos",

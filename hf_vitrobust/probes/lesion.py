@@ -12,9 +12,9 @@ Residual units come from `Classifier.residual_units()` and are switched off with
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -22,6 +22,7 @@ import torch
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     check_batch_size,
     check_seed,
@@ -29,9 +30,20 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
+from .display import SeriesData, as_float_array, fmt_percent, number, panels_or_axes
+from .spec import (
+    ProbeFigure,
+    ProbeNotApplicable,
+    ProbeSpec,
+    register_probe,
+    same_setting,
+    total_images,
+    weighted_mean,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 KIND_COLORS = {"msa": "tab:red", "mlp": "tab:green", "conv": "tab:blue"}
 
@@ -62,21 +74,17 @@ class LesionResult(ProbeResult):
         return "lesion_study"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """Accuracy drop (percentage points) per removed unit, in network order, coloured by kind."""
-        from matplotlib.patches import Patch
-
+        """Accuracy drop (percentage points) per removed unit, in network order, coloured by kind (`draw_lesion`,
+        the report's panel)."""
         ax = new_axes(ax, figsize=(max(4.5, 0.25 * len(self.units) + 1.5), 3.5))
+        draw_lesion(
+            {"Lesion study": {"accuracy_drop": list(self.accuracy_drop), "kinds": list(self.kinds)}}, ax=ax
+        )
         positions = np.arange(len(self.units))
-        colors = [KIND_COLORS.get(kind, "tab:gray") for kind in self.kinds]
-        ax.bar(positions, 100.0 * np.array(self.accuracy_drop, dtype=float), color=colors)
-        ax.axhline(0.0, color="black", linewidth=0.8)
         ax.set_xlabel("Removed unit (depth)")
         ax.set_ylabel("Accuracy drop (%p)")
         ax.set_xticks(positions)
         ax.set_xticklabels([str(i) for i in positions], fontsize="small")
-        present = [kind for kind in KIND_COLORS if kind in self.kinds]
-        ax.legend(handles=[Patch(color=KIND_COLORS[kind], label=kind.upper()) for kind in present])
-        ax.set_title("Lesion study")
         return ax
 
 
@@ -141,4 +149,109 @@ def lesion_study(
     )
 
 
-__all__ = ["KIND_COLORS", "LesionResult", "lesion_study"]
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# Merge: the accuracies (intact and per removed unit) are count-weighted means of the chunks' means.
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    result: LesionResult = lesion_study(classifier, inputs.pixels, inputs.labels, seed=seed, **params)
+    return {
+        "units": list(result.units),
+        "kinds": list(result.kinds),
+        "stages": list(result.stages),
+        "indices": list(result.indices),
+        "baseline_accuracy": float(result.baseline_accuracy),
+        "accuracy": torch.tensor(result.accuracy, dtype=torch.float64),
+    }
+
+
+def _merge(partials: list) -> dict:
+    baseline = weighted_mean(partials, "baseline_accuracy")
+    accuracy = weighted_mean(partials, "accuracy")
+    return {
+        "units": same_setting(partials, "units"),
+        "kinds": same_setting(partials, "kinds"),
+        "stages": same_setting(partials, "stages"),
+        "indices": same_setting(partials, "indices"),
+        "baseline_accuracy": float(baseline),
+        "accuracy": accuracy,
+        "accuracy_drop": baseline - accuracy,
+        "num_images": total_images(partials),
+    }
+
+
+def _applicable(classifier: Classifier, params: dict) -> None:
+    try:
+        units = classifier.residual_units()
+    except (ValueError, TypeError) as err:
+        raise ProbeNotApplicable(f"lesion: {err}") from err
+    if not units:
+        raise ProbeNotApplicable(f"lesion: {classifier.name!r} has no residual units to remove.")
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    drops = probe.get("accuracy_drop") or []
+    out = {"intact top-1 (%)": fmt_percent(probe.get("baseline_accuracy"), 100)}
+    if any(number(d) is not None for d in drops):
+        biggest = int(np.nanargmax(as_float_array(drops)))
+        units = probe.get("units") or []
+        unit = f" ({units[biggest]})" if biggest < len(units) else ""
+        out["biggest drop (pp)"] = f"{fmt_percent(drops[biggest], 100)}{unit}"
+    return out
+
+
+def draw_lesion(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """The accuracy drop (pp) per removed unit, coloured by kind, one panel per model (on `ax`: one model)."""
+    from matplotlib.patches import Patch
+
+    usable = {key: p for key, p in data.items() if p.get("accuracy_drop")}
+    if not usable:
+        return None
+    longest = max(len(p["accuracy_drop"]) for p in usable.values())
+    figure, axes = panels_or_axes(len(usable), ax, panel=(max(3.6, 0.22 * longest + 1.5), 3.2))
+    for panel, (key, probe) in zip(axes, usable.items(), strict=True):
+        drops = 100.0 * as_float_array(probe["accuracy_drop"])
+        kinds = list(probe.get("kinds") or ["unit"] * drops.size)
+        panel.bar(np.arange(drops.size), drops, color=[KIND_COLORS.get(k, "tab:gray") for k in kinds])
+        panel.axhline(0.0, color="black", linewidth=0.8)
+        panel.set_xlabel("removed unit (depth)")
+        panel.set_ylabel("accuracy drop (pp)")
+        panel.set_title(key, fontsize="medium")
+        present = [k for k in KIND_COLORS if k in kinds]
+        if present:
+            panel.legend(
+                handles=[Patch(color=KIND_COLORS[k], label=k.upper()) for k in present], fontsize="x-small"
+            )
+    if ax is None:
+        figure.suptitle("Lesion study")
+    return figure
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="lesion",
+        probe=lesion_study,
+        result_type=LesionResult,
+        selection="random",
+        chunk_size=100,
+        needs_labels=True,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        applicable_fn=_applicable,
+        headline=_headline,
+        summary_row="biggest drop (pp)",
+        figures={
+            "lesion": ProbeFigure(
+                draw_lesion,
+                "Accuracy drop (percentage points) when one residual unit is removed (Park & Kim Fig. 11-12).",
+            )
+        },
+    )
+)
+
+
+__all__ = [
+    "KIND_COLORS",
+    "SPEC",
+    "LesionResult",
+    "draw_lesion",
+    "lesion_study",
+]

@@ -51,9 +51,9 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -62,9 +62,10 @@ from torch.func import functional_call
 
 from ..corruptions.randomness import normal
 from ..models.classifier import Classifier
-from .augmentation import augment_batch, check_augmentation, soft_target_cross_entropy
+from .augmentation import TRAINING_AUGMENTATIONS, augment_batch, check_augmentation, soft_target_cross_entropy
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -73,9 +74,12 @@ from .base import (
     new_axes,
     prepare_inputs,
 )
+from .display import SeriesData, as_float_array, fmt_number, panels_or_axes
+from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images, weighted_mean
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _STREAM = "loss_landscape/direction"
 NORMALIZATIONS = ("filter", "park-kim")
@@ -234,18 +238,11 @@ class LossLandscapeResult(ProbeResult):
         return "loss_landscape"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """Contour plot of the loss surface (Park & Kim Fig. 1 left, seen from above)."""
+        """Contour plot of the loss surface (`draw_loss_landscape`, the report's panel; Park & Kim Fig. 1 left,
+        seen from above)."""
         ax = new_axes(ax)
-        xs, ys = np.meshgrid(self.x.double().cpu().numpy(), self.y.double().cpu().numpy())
-        loss = self.loss.double().cpu().numpy()
-        finite = np.isfinite(loss)
-        levels = 20 if finite.sum() > 1 and np.ptp(loss[finite]) > 0 else 1
-        contours = ax.contour(xs, ys, np.where(finite, loss, np.nan), levels=levels, cmap="viridis")
-        ax.clabel(contours, inline=True, fontsize=6, fmt="%.2f")
-        ax.plot([0.0], [0.0], marker="+", color="black")
-        ax.set_xlabel("direction 1")
-        ax.set_ylabel("direction 2")
-        ax.set_aspect("equal", adjustable="box")
+        surface = {name: getattr(self, name).double().cpu().numpy() for name in ("x", "y", "loss")}
+        draw_loss_landscape({"": surface}, ax=ax)
         return ax
 
 
@@ -429,13 +426,154 @@ def loss_landscape(
     )
 
 
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# The augmentation of each mini-batch is keyed by its sample ids, so a chunk's numbers do not depend on the
+# process that runs it; with batch_size set, a chunk is one mini-batch (the spec's chunk_param), so Mixup pairs
+# and per-batch means are those of the one-call probe (Park & Kim: 96); without it, chunks of 64.
+_AUGMENTATIONS = (None, *TRAINING_AUGMENTATIONS)
+
+
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    result: LossLandscapeResult = loss_landscape(
+        classifier, inputs.pixels, inputs.labels, seed=seed, sample_ids=inputs.sample_ids, **params
+    )
+    return {
+        "x": result.x.cpu(),
+        "y": result.y.cpu(),
+        "loss": result.loss.cpu(),
+        "accuracy": result.accuracy.cpu(),
+        "center_loss": float(result.center_loss),
+        "weight_decay": result.weight_decay,
+        "l2": result.l2.cpu(),
+        "normalization": result.normalization,
+        "l2_term": result.l2_term,
+        "augmentation": result.augmentation,
+        "augmentation_draw": result.augmentation_draw,
+        "loss_average": result.loss_average,
+        "batch_size": result.batch_size,
+        "num_batches": math.ceil(len(inputs) / result.batch_size),
+    }
+
+
+def _merge(partials: list) -> dict:
+    # The L2 term is the same for every chunk, so a weighted mean of (NLL + term) is (mean NLL + term). The NLL of
+    # loss_average "images" is a mean over images (weights: image counts), of "batches" a mean of per-batch means
+    # (weights: batch counts). Partials written before these settings existed get today's defaults.
+    defaults = {
+        "l2": None,
+        "normalization": "filter",
+        "l2_term": "half-squared",
+        "augmentation": None,
+        "augmentation_draw": "per-point",
+        "loss_average": "images",
+        "batch_size": None,
+    }
+    partials = [{**defaults, **partial} for partial in partials]
+    loss_average = same_setting(partials, "loss_average")
+    if loss_average == "batches":
+        batches = sum(int(p["num_batches"]) for p in partials)
+        loss = sum(torch.as_tensor(p["loss"], dtype=torch.float64) * int(p["num_batches"]) for p in partials)
+        center = sum(float(p["center_loss"]) * int(p["num_batches"]) for p in partials)
+        loss, center_loss = loss / batches, center / batches
+    else:
+        loss, center_loss = weighted_mean(partials, "loss"), float(weighted_mean(partials, "center_loss"))
+    has_l2 = all(p["l2"] is not None for p in partials)
+    return {
+        "x": same_setting(partials, "x"),
+        "y": same_setting(partials, "y"),
+        "loss": loss,
+        "accuracy": weighted_mean(partials, "accuracy"),
+        "center_loss": center_loss,
+        "weight_decay": same_setting(partials, "weight_decay"),
+        "num_images": total_images(partials),
+        "l2": weighted_mean(partials, "l2") if has_l2 else None,
+        "normalization": same_setting(partials, "normalization"),
+        "l2_term": same_setting(partials, "l2_term"),
+        "augmentation": same_setting(partials, "augmentation"),
+        "augmentation_draw": same_setting(partials, "augmentation_draw"),
+        "loss_average": loss_average,
+        "batch_size": same_setting(partials, "batch_size"),
+    }
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    loss = as_float_array(probe.get("loss"))
+    finite = loss[np.isfinite(loss)] if loss.size else loss
+    return {
+        "center loss": fmt_number(probe.get("center_loss")),
+        "max loss on the grid": fmt_number(finite.max() if finite.size else None),
+    }
+
+
+def draw_loss_landscape(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """Each model's loss surface as contours around the trained weights (+), one panel per model (on `ax`: one)."""
+    surfaces = {}
+    for key, probe in data.items():
+        x, y, loss = (as_float_array(probe.get(name)) for name in ("x", "y", "loss"))
+        if loss.ndim == 2 and loss.shape == (y.size, x.size) and loss.size > 1 and np.isfinite(loss).any():
+            surfaces[key] = (x, y, loss)
+    if not surfaces:
+        return None
+    figure, axes = panels_or_axes(len(surfaces), ax)
+    for panel, (key, (x, y, loss)) in zip(axes, surfaces.items(), strict=True):
+        xs, ys = np.meshgrid(x, y)
+        finite = loss[np.isfinite(loss)]
+        levels = 15 if np.ptp(finite) > 0 and min(loss.shape) > 1 else None
+        if levels is None:
+            panel.plot(x if x.size > 1 else y, loss.ravel(), marker="o")
+        else:
+            contours = panel.contour(xs, ys, loss, levels=levels, cmap="viridis")
+            panel.clabel(contours, inline=True, fontsize=6, fmt="%.2f")
+            panel.plot([0.0], [0.0], marker="+", color="black")
+            panel.set_aspect("equal", adjustable="box")
+        panel.set_title(key, fontsize="medium")
+        panel.set_xlabel("direction 1")
+        panel.set_ylabel("direction 2")
+    if ax is None:
+        figure.suptitle("Loss landscape")
+    return figure
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="loss_landscape",
+        probe=loss_landscape,
+        result_type=LossLandscapeResult,
+        selection="random",
+        chunk_size=64,
+        needs_labels=True,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        chunk_param="batch_size",
+        chunk_default=64,
+        choices={
+            "normalization": NORMALIZATIONS,
+            "l2_term": L2_TERMS,
+            "augmentation": _AUGMENTATIONS,
+            "augmentation_draw": AUGMENTATION_DRAWS,
+            "loss_average": LOSS_AVERAGES,
+        },
+        headline=_headline,
+        summary_row="center loss",
+        figures={
+            "loss_landscape": ProbeFigure(
+                draw_loss_landscape,
+                "Loss landscape along two filter-normalised random directions (Li et al.; Park & Kim Fig. 1).",
+            )
+        },
+    )
+)
+
+
 __all__ = [
     "AUGMENTATION_DRAWS",
     "L2_TERMS",
     "LOSS_AVERAGES",
     "NORMALIZATIONS",
     "PARK_KIM_EXCLUDE",
+    "SPEC",
     "LossLandscapeResult",
+    "draw_loss_landscape",
     "filter_normalized_direction",
     "landscape_tensors",
     "loss_landscape",

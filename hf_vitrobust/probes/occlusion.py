@@ -29,7 +29,7 @@ sample id), not from Python's `random`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,10 +48,12 @@ from ..corruptions.occlusion import (
     hole_side,
 )
 from ..corruptions.randomness import uniform
+from ..data.image_lists import IMAGE_LISTS, check_image_list, file_name, image_list
 from ..metrics.occlusion_accuracy import occlusion_accuracy
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_seed,
@@ -59,9 +61,21 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
+from .display import MISSING, SeriesData, as_float_array, fmt_percent, line_figure
+from .spec import (
+    IMAGE_LIST_SELECTION,
+    ProbeFigure,
+    ProbeSpec,
+    probe_kwargs,
+    register_probe,
+    same_setting,
+    total_images,
+    weighted_mean,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 HoleRule = Literal["exact-area", "albumentations-1"]
 HOLE_RULES: tuple[str, ...] = ("exact-area", "albumentations-1")
@@ -85,16 +99,15 @@ class OcclusionResult(ProbeResult):
         return "occlusion_sweep"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """Accuracy and mean confidence (%) against the masked share of the image (%)."""
+        """Accuracy (the report's curve, `draw_occlusion`) and mean confidence (%) against the masked share of the
+        image (%)."""
         ax = new_axes(ax)
+        draw_occlusion({"top-1 accuracy": {"ratios": self.ratios, "accuracy": self.accuracy}}, ax=ax)
         masked = [100 * r for r in self.ratios]
-        ax.plot(masked, [100 * a for a in self.accuracy], marker="o", label="top-1 accuracy")
         ax.plot(
             masked, [100 * c for c in self.confidence], marker="s", linestyle="--", label="mean confidence"
         )
-        ax.set_xlabel("masked image area (%)")
         ax.set_ylabel("%")
-        ax.set_ylim(0, 100)
         ax.set_title(f"Cutout occlusion ({self.num_samples} images)")
         ax.legend()
         return ax
@@ -237,13 +250,128 @@ def occlusion_sweep(
     )
 
 
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# Merge: the means over images are count-weighted means of the chunks' means.
+# Task setting "image_list": run on the images of a shipped list (Paul & Chen's "paul-chen-occlusion-1k"), matched
+# by file name, instead of a random draw.
+_TASK_KEYS = ("image_list",)
+
+
+def _image_list(params: Mapping[str, Any]) -> str | None:
+    name = params.get("image_list")
+    return None if name is None else check_image_list(name)
+
+
+def _selection(params: Mapping[str, Any]) -> str:
+    name = _image_list(params)
+    return "random" if name is None else IMAGE_LIST_SELECTION + name
+
+
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    result = occlusion_sweep(
+        classifier,
+        inputs.pixels,
+        inputs.labels,
+        seed=seed,
+        sample_ids=inputs.sample_ids,
+        **probe_kwargs(params, _TASK_KEYS),
+    )
+    return {
+        "ratios": list(result.ratios),
+        "accuracy": torch.tensor(result.accuracy, dtype=torch.float64),
+        "confidence": torch.tensor(result.confidence, dtype=torch.float64),
+        "true_class_probability": torch.tensor(result.true_class_probability, dtype=torch.float64),
+        "seed": result.seed,
+        "hole": result.hole,
+        "image_list": _image_list(params),
+    }
+
+
+def _merge(partials: list) -> dict:
+    merged = {
+        "ratios": same_setting(partials, "ratios"),
+        "accuracy": weighted_mean(partials, "accuracy"),
+        "confidence": weighted_mean(partials, "confidence"),
+        "true_class_probability": weighted_mean(partials, "true_class_probability"),
+        "num_samples": total_images(partials),
+        "seed": same_setting(partials, "seed"),
+        "hole": same_setting(partials, "hole"),
+    }
+    name = same_setting(partials, "image_list")
+    if name is not None:
+        # Each listed image is evaluated once; "not_evaluated": listed images the data lacks (or beyond num_images).
+        unique = len({file_name(entry) for entry in image_list(name)})
+        merged["image_list"] = {
+            "name": name,
+            "listed": len(image_list(name)),
+            "unique": unique,
+            "not_evaluated": unique - merged["num_samples"],
+        }
+    return merged
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        f"top-1 (%) at {fmt_percent(ratio, 100, 0)} % masked": fmt_percent(accuracy, 100)
+        for ratio, accuracy in zip(probe.get("ratios") or [], probe.get("accuracy") or [], strict=False)
+    }
+
+
+def _at_largest_ratio(rows: Mapping[str, str]) -> str:
+    accuracies = [label for label in rows if label.startswith("top-1")]
+    return rows[accuracies[-1]] if accuracies else MISSING
+
+
+def draw_occlusion(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """Top-1 accuracy (%) against the masked share of the image (%), one line per model (on `ax`: one model)."""
+    figure = line_figure(
+        data,
+        lambda p: (100 * as_float_array(p.get("ratios")), 100 * as_float_array(p.get("accuracy"))),
+        "masked image area (%)",
+        "top-1 accuracy (%)",
+        "Occlusion (random patch drop)",
+        ax=ax,
+    )
+    if figure is not None:
+        (ax or figure.axes[0]).set_ylim(0, 100)
+    return figure
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="occlusion",
+        probe=occlusion_sweep,
+        result_type=OcclusionResult,
+        selection="random",
+        chunk_size=100,
+        needs_labels=True,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        extra_params=_TASK_KEYS,
+        selection_fn=_selection,
+        choices={"hole": HOLE_RULES, "image_list": (None, *IMAGE_LISTS)},
+        headline=_headline,
+        summary_row="top-1 (%) at the largest ratio",
+        summary_value=_at_largest_ratio,
+        figures={
+            "occlusion": ProbeFigure(
+                draw_occlusion,
+                "Top-1 accuracy (%) against the masked share of the image (Paul & Chen, random patch drop).",
+            )
+        },
+    )
+)
+
+
 __all__ = [
     "HOLE_RULES",
+    "SPEC",
     "OcclusionResult",
     "albumentations_centres",
     "albumentations_cutout",
     "albumentations_cutout_mask",
     "albumentations_hole_side",
     "check_hole",
+    "draw_occlusion",
     "occlusion_sweep",
 ]

@@ -44,6 +44,7 @@ What is recorded (`record`):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -56,6 +57,7 @@ from ..metrics.loss_progression import loss_progression
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -65,11 +67,14 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
+from .display import SeriesData, as_float_array, colors, fmt_count, fmt_number, fmt_percent, new_figure
+from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 PGDMethod = Literal["adam", "sign"]
 _METHODS = ("adam", "sign")
@@ -233,15 +238,14 @@ class PGDLossResult(ProbeResult):
         return "pgd_loss_progression"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """The mean loss per attack step with a band of one standard deviation (Paul & Chen's figure)."""
+        """The mean loss per attack step with a band of one standard deviation (`draw_pgd`, the report's curve;
+        Paul & Chen's figure)."""
         ax = new_axes(ax)
-        mean = self.loss_mean.detach().cpu().double().numpy()
-        std = self.loss_std.detach().cpu().double().numpy()
-        step_axis = np.arange(len(mean))
-        label = f"{self.method}, eps {self.eps:g}"
-        (line,) = ax.plot(step_axis, mean, marker="o", markersize=3, label=label)
-        ax.fill_between(step_axis, mean - std, mean + std, color=line.get_color(), alpha=0.25, linewidth=0)
-        ax.set_xlabel("attack step")
+        series = {
+            "loss_mean": self.loss_mean.detach().cpu().double().numpy(),
+            "loss_std": self.loss_std.detach().cpu().double().numpy(),
+        }
+        draw_pgd({f"{self.method}, eps {self.eps:g}": series}, ax=ax)
         notebook = self.record == "paul-chen-notebook"
         ax.set_ylabel("-cross-entropy, before each step" if notebook else "cross-entropy")
         ax.set_title(f"PGD loss progression ({self.num_images} images)")
@@ -351,4 +355,153 @@ def pgd_loss_progression(
     )
 
 
-__all__ = ["PAPER_EPS", "PAPER_LR", "RECORDS", "PGDLossResult", "pgd_attack", "pgd_loss_progression"]
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# The runner selects correctly classified images; each chunk attacks all of its images that the model classifies
+# correctly; the merge concatenates the per-image losses, recomputes their mean and (population) std through
+# `metrics.loss_progression`, and the success rate from the fooled counts. `image_indices` become positions in the
+# probe's selected image list.
+_RUNNER_NUM_IMAGES = "the probe spec's num_images and the 'correct' selection choose the attacked images"
+
+
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    batch_size = params.get("batch_size", DEFAULT_BATCH_SIZE)
+    check_batch_size(batch_size)
+    correct = predict_logits(classifier, inputs.pixels, batch_size).argmax(dim=1) == inputs.labels
+    if not bool(correct.any()):
+        # Nothing to attack in this chunk (the runner selects correct images; other precisions may disagree).
+        return {"losses": None, "image_indices": torch.zeros(0, dtype=torch.int64), "num_fooled": 0}
+    result: PGDLossResult = pgd_loss_progression(
+        classifier,
+        inputs.pixels,
+        inputs.labels,
+        seed=seed,
+        sample_ids=inputs.sample_ids,
+        num_images=None,
+        **params,
+    )
+    return {
+        "losses": result.losses.cpu(),
+        "image_indices": result.image_indices.cpu(),
+        "num_fooled": round(result.success_rate * result.num_images),
+        "method": result.method,
+        "eps": result.eps,
+        "step_size": result.step_size,
+        "steps": result.steps,
+        "random_start": result.random_start,
+        "record": result.record,
+    }
+
+
+def _merge(partials: list) -> dict:
+    offsets = np.cumsum([0] + [int(p["num_images"]) for p in partials])[:-1]
+    attacked = [
+        (p, int(offset)) for p, offset in zip(partials, offsets, strict=True) if p["losses"] is not None
+    ]
+    if not attacked:
+        raise ValueError(
+            "PGD: the model classifies none of the selected images correctly: nothing was attacked."
+        )
+    chosen = [p for p, _ in attacked]
+    losses = torch.cat([p["losses"] for p in chosen])
+    steps = same_setting(chosen, "steps")
+    step_ids = torch.arange(losses.shape[1]).expand_as(losses)  # steps + 1 values, or steps for the notebook
+    curve = loss_progression(step_ids.reshape(-1).numpy(), losses.reshape(-1).double().numpy())
+    return {
+        "method": same_setting(chosen, "method"),
+        "eps": same_setting(chosen, "eps"),
+        "step_size": same_setting(chosen, "step_size"),
+        "steps": steps,
+        "random_start": same_setting(chosen, "random_start"),
+        "record": same_setting(chosen, "record"),
+        "loss_mean": curve.loss_mean,
+        "loss_std": curve.loss_std,
+        "losses": losses,
+        "image_indices": torch.cat([p["image_indices"] + offset for p, offset in attacked]),
+        "num_images": int(losses.shape[0]),
+        "success_rate": sum(int(p["num_fooled"]) for p in chosen) / int(losses.shape[0]),
+        "num_selected": total_images(partials),
+    }
+
+
+def _selection(params: Mapping[str, Any]) -> str:
+    # The notebook attacks the correct images of a fixed random list (its random_hundred_paths_val.npy is not
+    # published): here a random draw by the seed, of which the chunks attack the correct ones.
+    return "random" if params.get("record") == "paul-chen-notebook" else "correct"
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    mean = as_float_array(probe.get("loss_mean"))
+    std = as_float_array(probe.get("loss_std"))
+    notebook = probe.get("record") == "paul-chen-notebook"
+    out = {"loss recorded": "−CE before each step (paul-chen-notebook)" if notebook else "CE at t = 0..steps"}
+    out["initial loss"] = fmt_number(mean[0] if mean.size else None)
+    final = fmt_number(mean[-1] if mean.size else None)
+    if std.size == mean.size and mean.size:
+        final = f"{final} ± {fmt_number(std[-1])}"
+    out["final loss (mean ± std)"] = final
+    out["success rate (%)"] = fmt_percent(probe.get("success_rate"), 100)
+    out["eps (L∞) / steps"] = f"{fmt_number(probe.get('eps'))} / {fmt_count(probe.get('steps'))}"
+    return out
+
+
+def draw_pgd(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """The mean cross-entropy per attack step ± one standard deviation, one curve per model (on `ax`: one)."""
+    if ax is None:
+        figure = new_figure(5.0, 3.6)
+        ax = figure.add_subplot()
+    drawn = 0
+    for (key, probe), color in zip(data.items(), colors(len(data)), strict=True):
+        mean = as_float_array(probe.get("loss_mean"))
+        std = as_float_array(probe.get("loss_std"))
+        if not mean.size:
+            continue
+        steps = np.arange(mean.size)
+        ax.plot(steps, mean, marker="o", markersize=3, label=key, color=color)
+        if std.shape == mean.shape:
+            ax.fill_between(steps, mean - std, mean + std, color=color, alpha=0.2, linewidth=0)
+        drawn += 1
+    if not drawn:
+        return None
+    ax.set_xlabel("attack step")
+    ax.set_ylabel("cross-entropy")
+    ax.set_title("PGD loss progression")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    return ax.figure
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="pgd",
+        probe=pgd_loss_progression,
+        result_type=PGDLossResult,
+        selection="correct",
+        chunk_size=25,
+        needs_labels=True,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        excluded_params={"num_images": _RUNNER_NUM_IMAGES},
+        selection_fn=_selection,
+        choices={"record": RECORDS},
+        headline=_headline,
+        summary_row="final loss (mean ± std)",
+        figures={
+            "pgd_loss": ProbeFigure(
+                draw_pgd,
+                "Cross-entropy along the PGD attack, mean ± one standard deviation over the images (Paul & Chen).",
+            )
+        },
+    )
+)
+
+
+__all__ = [
+    "PAPER_EPS",
+    "PAPER_LR",
+    "RECORDS",
+    "SPEC",
+    "PGDLossResult",
+    "draw_pgd",
+    "pgd_attack",
+    "pgd_loss_progression",
+]

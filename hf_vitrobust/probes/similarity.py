@@ -31,9 +31,9 @@ estimate is the full-batch unbiased CKA.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -41,6 +41,7 @@ import torch
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
+    ProbeInputs,
     ProbeResult,
     batch_slices,
     check_batch_size,
@@ -48,10 +49,13 @@ from .base import (
     new_axes,
     prepare_inputs,
 )
-from .features import _check_layers, spatial_feature_map
+from .display import SeriesData, as_float_array, fmt_number, map_panels
+from .features import _check_layers, check_task_layers, features_applicable, spatial_feature_map
+from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 DEFAULT_MINIBATCH_SIZE = 256
 MIN_MINIBATCH_SIZE = 4  # HSIC_1 divides by n (n - 3)
@@ -210,11 +214,9 @@ class FeatureSimilarityResult(ProbeResult):
         return "feature_similarity"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """CKA heat map, first layer at the bottom left (as Nguyen et al. and Park & Kim draw it)."""
+        """CKA heat map (`draw_cka`, the report's panel) on a 0-1 scale."""
         ax = new_axes(ax, figsize=(4.5, 4.0))
-        matrix = np.array(self.cka, dtype=float)
-        image = ax.imshow(matrix, origin="lower", cmap="magma", vmin=0.0, vmax=1.0)
-        ax.figure.colorbar(image, ax=ax, label="CKA")
+        draw_cka({"": {"cka": np.array(self.cka, dtype=float)}}, ax=ax)
         ax.set_xlabel("Layer" if self.other_layers == self.layers else "Layer (other model)")
         ax.set_ylabel("Layer")
         ax.set_title("Linear CKA")
@@ -335,13 +337,111 @@ def feature_similarity(
     )
 
 
+# ------------------------------------------------------------------------------------------------ the probe's spec
+# A chunk is one HSIC minibatch (`minibatch_size` images); partials hold the HSIC_1 sums of Nguyen et al.'s
+# minibatch CKA and the merge adds them up before normalising. A last chunk of fewer than 4 images cannot form a
+# minibatch: it is left out and counted in "unused_images" (the one-call probe would merge it into the previous
+# minibatch instead).
+def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
+    minibatch_size = check_batch_size(params.get("minibatch_size", DEFAULT_MINIBATCH_SIZE))
+    if minibatch_size < MIN_MINIBATCH_SIZE:
+        raise ValueError(
+            f"minibatch_size must be at least {MIN_MINIBATCH_SIZE} (unbiased HSIC), got {minibatch_size}."
+        )
+    batch_size = check_batch_size(params.get("batch_size", DEFAULT_BATCH_SIZE))
+    layers = check_task_layers(params.get("layers"))
+    if len(inputs) < MIN_MINIBATCH_SIZE:
+        return {"minibatch_size": minibatch_size, "unused_images": len(inputs), "cross": None}
+    accumulator, names, other_names = accumulate_minibatch_cka(
+        classifier, inputs.pixels, layers=layers, minibatch_size=minibatch_size, batch_size=batch_size
+    )
+    cross, self_x, self_y = accumulator.hsic_sums
+    return {
+        "layers": names,
+        "other_layers": other_names,
+        "cross": cross.cpu(),
+        "self_x": self_x.cpu(),
+        "self_y": self_y.cpu(),
+        "num_minibatches": accumulator.num_minibatches,
+        "minibatch_size": minibatch_size,
+        "unused_images": 0,
+    }
+
+
+def _merge(partials: list) -> dict:
+    used = [p for p in partials if p["cross"] is not None]
+    if not used:
+        raise ValueError(
+            f"CKA needs a chunk of at least {MIN_MINIBATCH_SIZE} images; no chunk had that many."
+        )
+    cross = sum(p["cross"] for p in used)
+    self_x = sum(p["self_x"] for p in used)
+    self_y = sum(p["self_y"] for p in used)
+    return {
+        "layers": same_setting(used, "layers"),
+        "other_layers": same_setting(used, "other_layers"),
+        "cka": cka_from_hsic(cross, self_x, self_y),
+        "minibatch_size": same_setting(partials, "minibatch_size"),
+        "num_minibatches": sum(int(p["num_minibatches"]) for p in used),
+        "num_images": total_images(used),
+        "unused_images": sum(int(p["unused_images"]) for p in partials),
+    }
+
+
+def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    matrix = as_float_array(probe.get("cka"))
+    if matrix.ndim == 2 and matrix.size > 1:
+        off = matrix[~np.eye(*matrix.shape, dtype=bool)]
+        return {"mean CKA between different layers": fmt_number(np.nanmean(off) if off.size else None)}
+    return {}
+
+
+def draw_cka(data: SeriesData, ax: Axes | None = None) -> Figure | None:
+    """Each model's layer-by-layer CKA map on a 0-1 scale (on `ax`: one model)."""
+    return map_panels(
+        {key: as_float_array(p.get("cka")) for key, p in data.items()},
+        "Linear CKA",
+        "CKA",
+        cmap="magma",
+        limits=(0.0, 1.0),
+        labels=("layer", "layer"),
+        ax=ax,
+    )
+
+
+SPEC = register_probe(
+    ProbeSpec(
+        name="cka",
+        probe=feature_similarity,
+        result_type=FeatureSimilarityResult,
+        selection="random",
+        chunk_size=DEFAULT_MINIBATCH_SIZE,
+        needs_labels=False,
+        partial_fn=_partial,
+        merge_fn=_merge,
+        uses_labels=False,
+        excluded_params={
+            "other": "comparing two models is not a runner probe",
+            "other_layers": "comparing two models is not a runner probe",
+        },
+        chunk_param="minibatch_size",
+        chunk_default=DEFAULT_MINIBATCH_SIZE,
+        applicable_fn=features_applicable,
+        headline=_headline,
+        figures={"cka": ProbeFigure(draw_cka, "Layer-by-layer linear CKA similarity.")},
+    )
+)
+
+
 __all__ = [
     "DEFAULT_MINIBATCH_SIZE",
+    "SPEC",
     "FeatureSimilarityResult",
     "MinibatchCKA",
     "accumulate_minibatch_cka",
     "centered_gram",
     "cka_from_hsic",
+    "draw_cka",
     "feature_similarity",
     "linear_cka",
     "minibatch_slices",

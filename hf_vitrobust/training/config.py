@@ -9,10 +9,11 @@ label smoothing 0.1, random erasing 0.25, stochastic depth 0.1, gradient clippin
 """
 
 import dataclasses
-import difflib
 import os
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..registry import did_you_mean
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 DIGITS = "digits"
@@ -135,9 +136,7 @@ class TrainingConfig:
         names = [f.name for f in dataclasses.fields(cls)]
         for key in values:
             if key not in names:
-                close = difflib.get_close_matches(key, names, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"Unknown training option {key!r}.{hint}")
+                raise ValueError(f"Unknown training option {key!r}.{did_you_mean(key, names)}")
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
@@ -252,8 +251,7 @@ class TrainingConfig:
             return
         looks_like_preset = spec.lower().startswith("alternet") or "/" not in spec
         if looks_like_preset:
-            close = difflib.get_close_matches(spec, list(ALTERNET_PRESETS), n=3, cutoff=0.5)
-            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            hint = did_you_mean(spec, ALTERNET_PRESETS, n=3, cutoff=0.5)
             raise ValueError(
                 f"Unknown model {spec!r}.{hint} Use an AlterNet preset ({', '.join(sorted(ALTERNET_PRESETS))}), "
                 "a transformers folder or Hub id 'org/name', or 'timm/<name>'."

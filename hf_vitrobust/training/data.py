@@ -17,7 +17,7 @@ from PIL import Image
 from torch.utils.data import Dataset
 from torchvision.transforms import v2
 
-from ..models.classifier import Preprocessing
+from ..models.preprocessing import Preprocessing
 from .config import DIGITS, TrainingConfig
 
 DIGITS_SPLIT_SEED = 0  # the digits train/test split never changes with the training seed

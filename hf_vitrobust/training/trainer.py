@@ -23,7 +23,9 @@ from torch import nn
 from torch.utils.data import BatchSampler, DataLoader, Sampler
 
 from ..atomic_files import write_text_atomic
-from ..models.classifier import Preprocessing
+from ..constants import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
+from ..models.preprocessing import Preprocessing
+from ..registry import did_you_mean
 from .config import DIGITS, TrainingConfig
 from .data import TrainingData, inspect_dataset, load_training_data
 from .recipe import SAM, MixCriterion, warmup_cosine_schedule
@@ -95,12 +97,10 @@ def build_model(config: TrainingConfig, id2label: Mapping[int, str]) -> BuiltMod
 
 
 def _build_alternet(config: TrainingConfig, labels: dict[str, Any]) -> BuiltModel:
+    from huggingface_hub.errors import StrictDataclassError
+
     from ..models import AlterNetConfig, AlterNetForImageClassification
-    from ..models.alternet.image_processing_alternet import (
-        IMAGENET_MEAN,
-        IMAGENET_STD,
-        alternet_image_processor,
-    )
+    from ..models.alternet.image_processing_alternet import alternet_image_processor
 
     overrides = dict(config.model_overrides)
     size = config.resolved_image_size()
@@ -110,7 +110,7 @@ def _build_alternet(config: TrainingConfig, labels: dict[str, Any]) -> BuiltMode
         overrides["drop_path_rate"] = config.drop_path_rate
     try:
         model_config = AlterNetConfig.from_preset(config.model, **overrides, **labels)
-    except TypeError as err:
+    except (TypeError, StrictDataclassError) as err:  # an unknown field; a value of the wrong type (@strict)
         raise ValueError(f"Bad model_overrides for {config.model!r}: {err}") from err
     if "window_sizes" not in config.model_overrides:
         model_config.window_sizes = fit_window_sizes(model_config)
@@ -121,8 +121,8 @@ def _build_alternet(config: TrainingConfig, labels: dict[str, Any]) -> BuiltMode
         input_size=size,
         crop_pct=processor.crop_pct,
         interpolation="bilinear",
-        mean=IMAGENET_MEAN,
-        std=IMAGENET_STD,
+        mean=IMAGENET_DEFAULT_MEAN,
+        std=IMAGENET_DEFAULT_STD,
     )
     return BuiltModel(model, preprocessing, "alternet", processor)
 
@@ -183,8 +183,6 @@ def _build_transformers(config: TrainingConfig, labels: dict[str, Any]) -> Built
 
 def _build_timm(config: TrainingConfig, labels: dict[str, Any]) -> BuiltModel:
     """A timm architecture inside transformers' TimmWrapper, so that it saves as a transformers folder."""
-    import difflib
-
     import timm
     from timm.data import resolve_data_config
     from transformers import TimmWrapperConfig, TimmWrapperForImageClassification
@@ -192,8 +190,9 @@ def _build_timm(config: TrainingConfig, labels: dict[str, Any]) -> BuiltModel:
     name = config.model.removeprefix("timm/")
     architecture = name.split(".", 1)[0]
     if not timm.is_model(architecture):
-        close = difflib.get_close_matches(architecture, timm.list_models(), n=3, cutoff=0.6)
-        hint = f" Did you mean {', '.join(repr(f'timm/{c}') for c in close)}?" if close else ""
+        hint = did_you_mean(
+            architecture, timm.list_models(), n=3, display=lambda match: repr(f"timm/{match}")
+        )
         raise ValueError(f"Unknown timm model {config.model!r}.{hint}")
     model_args = {} if config.drop_path_rate is None else {"drop_path_rate": config.drop_path_rate}
     if config.pretrained:

@@ -5,12 +5,17 @@ AlterNet (Park & Kim, "How Do Vision Transformers Work?", ICLR 2022, Sec. 4) is 
 stage-ending conv blocks are replaced by windowed multi-head self-attention (MSA) blocks. Each stage ``i`` is
 ``[conv] * (depths[i] - 2 * attention_depths[i]) + [conv, msa] * attention_depths[i]``.
 
-This file imports only transformers and the standard library, so that it can be copied to the Hub as remote code.
+The config is a `@strict` dataclass, as transformers' own configs: its fields are type-checked on assignment and its
+`validate_*` methods run after `__init__` and before every save.
+
+This file imports only transformers (and `huggingface_hub`, which transformers requires) and the standard library, so
+that it can be copied to the Hub as remote code.
 """
 
 import copy
 from typing import Any, ClassVar
 
+from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 # The official ImageNet layouts (github xxxnell/how-do-vits-work, models/alternet.py: dnn_18 ... dnn_152) and the
@@ -48,6 +53,7 @@ ALTERNET_PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+@strict
 class AlterNetConfig(PreTrainedConfig):
     r"""
     Configuration of an [`AlterNetModel`]. The defaults give the official AlterNet-50 ImageNet layout (dnn_50).
@@ -73,6 +79,9 @@ class AlterNetConfig(PreTrainedConfig):
         hidden_dropout_prob (`float`, defaults to 0.0): Dropout after the attention output projection.
         initializer_range (`float`, defaults to 0.02): Std of the relative position bias table at initialisation.
         image_size (`int`, defaults to 224): Training resolution, used by the saved image processor.
+
+    The attention kernel is not a field: it is `attn_implementation` ("sdpa", the default, or "eager"), as for every
+    transformers model (`from_pretrained(..., attn_implementation="eager")`, `model.set_attn_implementation("eager")`).
     """
 
     model_type = "alternet"
@@ -89,9 +98,9 @@ class AlterNetConfig(PreTrainedConfig):
     window_sizes: list[int] | tuple[int, ...] = (7, 7, 7, 7)
     layer_type: str = "bottleneck"
     stem_pool: bool = True
-    drop_path_rate: float = 0.0
-    hidden_dropout_prob: float = 0.0
-    initializer_range: float = 0.02
+    drop_path_rate: int | float = 0.0
+    hidden_dropout_prob: int | float = 0.0
+    initializer_range: int | float = 0.02
     image_size: int = 224
 
     def __post_init__(self, **kwargs):
@@ -113,9 +122,21 @@ class AlterNetConfig(PreTrainedConfig):
         return self.hidden_sizes[stage] * self.expansion
 
     def check_architecture(self) -> None:
-        """Raise a ValueError naming the field and the rule when the layout cannot be built."""
+        """Run the `validate_*` checks in order: a ValueError naming the field and the rule when the layout cannot be
+        built. `__init__` calls it, so that a bad config is a plain ValueError when it is made (the `@strict` checks
+        that follow, and those before each save, wrap the same errors in `StrictDataclassClassValidationError`)."""
+        self.validate_layer_type()
+        self.validate_architecture()
+        self.validate_rates()
+
+    def validate_layer_type(self) -> None:
+        """Part of `@strict`-powered validation: `layer_type` is "basic" or "bottleneck"."""
         if self.layer_type not in self.layer_types:
             raise ValueError(f"layer_type must be one of {self.layer_types}, got {self.layer_type!r}.")
+
+    def validate_architecture(self) -> None:
+        """Part of `@strict`-powered validation: one entry per stage in every per-stage list, positive sizes, and
+        room for each attention block's conv block in its stage."""
         per_stage = ("hidden_sizes", "strides", "depths", "attention_depths", "num_heads", "window_sizes")
         num_stages = len(self.depths)
         if num_stages == 0:
@@ -144,6 +165,9 @@ class AlterNetConfig(PreTrainedConfig):
         for name in ("num_channels", "embedding_size", "attention_head_size", "image_size"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+
+    def validate_rates(self) -> None:
+        """Part of `@strict`-powered validation: the stochastic depth and dropout rates are in [0, 1)."""
         for name in ("drop_path_rate", "hidden_dropout_prob"):
             if not 0.0 <= getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)}.")
@@ -155,5 +179,9 @@ class AlterNetConfig(PreTrainedConfig):
             raise ValueError(f"Unknown AlterNet preset {name!r}; choose one of {sorted(ALTERNET_PRESETS)}.")
         return cls(**{**copy.deepcopy(ALTERNET_PRESETS[name]), **overrides})
 
+
+# `save_pretrained` copies this file beside the weights and writes `auto_map`, so that the folder loads with
+# `trust_remote_code=True` where hf_vitrobust is not installed.
+AlterNetConfig.register_for_auto_class()
 
 __all__ = ["ALTERNET_PRESETS", "AlterNetConfig"]

@@ -8,12 +8,14 @@ transformers' ConvNext processor implements exactly that, so a saved AlterNet fo
 """
 
 from transformers import ConvNextImageProcessor
-from transformers.image_utils import PILImageResampling
+from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD, PILImageResampling
 
 from .configuration_alternet import AlterNetConfig
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
+# transformers' ImageNet statistics (the values of `hf_vitrobust.constants`, which this file must not import: it runs
+# without hf_vitrobust); a test checks that the two agree.
+IMAGENET_MEAN: tuple[float, float, float] = tuple(IMAGENET_DEFAULT_MEAN)
+IMAGENET_STD: tuple[float, float, float] = tuple(IMAGENET_DEFAULT_STD)
 # The official CIFAR-100 statistics (how-do-vits-work, ops/datasets.py).
 CIFAR100_MEAN = (0.5071, 0.4867, 0.4408)
 CIFAR100_STD = (0.2675, 0.2565, 0.2761)

@@ -14,6 +14,7 @@ import contextlib
 import math
 import threading
 import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import torch
@@ -23,6 +24,7 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import BaseModelOutputWithPooling, ImageClassifierOutput
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_alternet import AlterNetConfig
 
@@ -189,6 +191,25 @@ class AlterNetBottleNeckLayer(AlterNetPreActivationLayer):
         return hidden_states, None
 
 
+def eager_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q k^T * scaling + mask) v, written out (AlterNet has no dropout on the attention weights); returns the
+    context (B, tokens, heads, d) and the weights (B, heads, tokens, tokens)."""
+    attn_weights = torch.matmul(query, key.transpose(-1, -2)) * scaling
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = attn_weights.softmax(dim=-1)
+    attn_output = torch.matmul(attn_weights, value)
+    return attn_output.transpose(1, 2).contiguous(), attn_weights
+
+
 class AlterNetWindowAttention(nn.Module):
     """Multi-head self-attention inside non-overlapping `window_size` x `window_size` windows.
 
@@ -200,32 +221,27 @@ class AlterNetWindowAttention(nn.Module):
     copied into (windows, tokens, channels) once on the way in and once on the way out, and everything between
     is views. The weights keep the official Conv2d shapes, so official checkpoints load unchanged.
 
-    `fused_attn` (as in timm's attention modules) selects `F.scaled_dot_product_attention` (True, the default) or
-    the explicit softmax(q k^T / sqrt(d) + B) v path (False), which fused kernels' lack of double backward makes
-    necessary for Hessian-vector products (see `hf_vitrobust.models.attention_paths`). Both compute the same
-    function; the explicit path is also taken whenever the attention weights are requested.
+    `config._attn_implementation` picks the kernel, as in transformers' models: "sdpa" (the default,
+    `F.scaled_dot_product_attention`) or "eager" (the explicit softmax(q k^T / sqrt(d) + B) v of
+    `eager_attention_forward`), which fused kernels' lack of double backward makes necessary for Hessian-vector
+    products (see `hf_vitrobust.models.attention_paths`). Both compute the same function; the eager path is also
+    taken whenever the attention weights are requested (`output_attentions`).
     """
 
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        num_heads: int,
-        head_size: int,
-        window_size: int,
-        dropout_prob: float,
-        stage_index: int,
-    ):
+    def __init__(self, config: AlterNetConfig, in_channels: int, out_channels: int, stage_index: int):
         super().__init__()
-        self.num_heads = num_heads
-        self.head_size = head_size
-        self.window_size = window_size
+        self.config = config
+        self.num_heads = config.num_heads[stage_index]
+        self.head_size = config.attention_head_size
+        self.window_size = window_size = config.window_sizes[stage_index]
         self.stage_index = stage_index
-        self.fused_attn = True
-        inner_size = num_heads * head_size
+        self.scaling = self.head_size**-0.5
+        self.is_causal = False
+        inner_size = self.num_heads * self.head_size
         self.query = nn.Conv2d(in_channels, inner_size, kernel_size=1, bias=False)
         self.key_value = nn.Conv2d(in_channels, 2 * inner_size, kernel_size=1, bias=False)
         self.output = nn.Conv2d(inner_size, out_channels, kernel_size=1)
+        dropout_prob = config.hidden_dropout_prob
         self.dropout = nn.Dropout(dropout_prob) if dropout_prob > 0.0 else nn.Identity()
         self.relative_position_bias_table = nn.Parameter(
             torch.zeros(2 * window_size - 1, 2 * window_size - 1)
@@ -271,22 +287,19 @@ class AlterNetWindowAttention(nn.Module):
         )
         bias = self.relative_position_bias().to(query.dtype)
 
-        attention_weights = None
-        if output_attentions or not self.fused_attn:
-            scores = torch.matmul(query, key.transpose(-1, -2)) * self.head_size**-0.5 + bias
-            attention_weights = scores.softmax(dim=-1)
-            context = torch.matmul(attention_weights, value)
-            attention_weights = (
-                attention_weights.view(batch, rows * cols, self.num_heads, w * w, w * w)
-                if output_attentions
-                else None
+        attention_interface: Callable = eager_attention_forward
+        if self.config._attn_implementation != "eager" and not output_attentions:
+            attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(
+                self.config._attn_implementation, eager_attention_forward
             )
-        else:
-            context = F.scaled_dot_product_attention(
-                query, key, value, attn_mask=bias, scale=self.head_size**-0.5
-            )
+        context, attention_weights = attention_interface(self, query, key, value, bias, scaling=self.scaling)
+        attention_weights = (
+            attention_weights.view(batch, rows * cols, self.num_heads, w * w, w * w)
+            if output_attentions
+            else None
+        )
 
-        context = context.transpose(1, 2).flatten(2)  # (B * windows, tokens, heads * d)
+        context = context.flatten(2)  # (B * windows, tokens, heads * d)
         output = F.linear(context, self.output.weight.flatten(1), self.output.bias)
         output = output.view(batch, rows, cols, w, w, -1).permute(0, 5, 1, 3, 2, 4)
         return self.dropout(output.reshape(batch, -1, height, width)), attention_weights
@@ -309,15 +322,7 @@ class AlterNetAttentionLayer(AlterNetPreActivationLayer):
         width = in_channels // expansion
         self.conv = nn.Conv2d(in_channels, width, kernel_size=1, bias=False)
         self.norm2 = AlterNetBatchNorm2d(width)
-        self.attention = AlterNetWindowAttention(
-            width,
-            out_channels,
-            num_heads=config.num_heads[stage_index],
-            head_size=config.attention_head_size,
-            window_size=config.window_sizes[stage_index],
-            dropout_prob=config.hidden_dropout_prob,
-            stage_index=stage_index,
-        )
+        self.attention = AlterNetWindowAttention(config, width, out_channels, stage_index)
 
     def branch(
         self, hidden_states: torch.Tensor, output_attentions: bool
@@ -393,6 +398,7 @@ class AlterNetPreTrainedModel(PreTrainedModel):
     main_input_name = "pixel_values"
     input_modalities = ("image",)
     supports_gradient_checkpointing = True
+    _supports_sdpa = True
     _no_split_modules: ClassVar[list[str]] = [
         "AlterNetBasicLayer",
         "AlterNetBottleNeckLayer",
@@ -416,25 +422,22 @@ class AlterNetPreTrainedModel(PreTrainedModel):
             super().gradient_checkpointing_enable(gradient_checkpointing_kwargs=checkpoint_kwargs, **kwargs)
 
     def _init_weights(self, module: nn.Module) -> None:
-        """PyTorch's default initialisation, as in the official code, and N(0, 0.02^2) for the bias tables."""
+        """PyTorch's default initialisation for convolutions and linear layers, as in the official code (instead of
+        the base class's N(0, initializer_range^2), whose draws would change the random stream), N(0, 0.02^2) for the
+        bias tables, and the base class's for the rest (BatchNorm: weight 1, bias 0, fresh running statistics)."""
         if isinstance(module, (nn.Conv2d, nn.Linear)):
             init.kaiming_uniform_(module.weight, a=math.sqrt(5))
             if module.bias is not None:
                 fan_in, _ = torch.nn.init._calculate_fan_in_and_fan_out(module.weight)
                 bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
                 init.uniform_(module.bias, -bound, bound)
-        elif isinstance(module, nn.BatchNorm2d):
-            init.ones_(module.weight)
-            init.zeros_(module.bias)
-            init.zeros_(module.running_mean)
-            init.ones_(module.running_var)
-            if getattr(module, "num_batches_tracked", None) is not None:
-                init.zeros_(module.num_batches_tracked)
         elif isinstance(module, AlterNetWindowAttention):
             init.normal_(module.relative_position_bias_table, mean=0.0, std=self.config.initializer_range)
             init.copy_(
                 module.relative_position_index, module.create_relative_position_index(module.window_size)
             )
+        else:
+            super()._init_weights(module)
 
 
 class AlterNetModel(AlterNetPreTrainedModel):
@@ -532,5 +535,10 @@ class AlterNetForImageClassification(AlterNetPreTrainedModel):
             loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
 
+
+# `save_pretrained` copies this file (and configuration_alternet.py) beside the weights and writes `auto_map`, so that
+# the folder loads with `trust_remote_code=True` where hf_vitrobust is not installed.
+AlterNetModel.register_for_auto_class("AutoModel")
+AlterNetForImageClassification.register_for_auto_class("AutoModelForImageClassification")
 
 __all__ = ["AlterNetForImageClassification", "AlterNetModel", "AlterNetPreTrainedModel"]

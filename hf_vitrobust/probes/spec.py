@@ -1,0 +1,336 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""`ProbeSpec`: everything the evaluation runner, the report and the figures know about one probe, and `PROBES`,
+the registry each probe module adds its spec to (`register_probe`).
+
+The runner picks a probe's images from a benchmark's clean samples, cuts them into chunks of fixed composition
+(chunk k = images [k C, (k + 1) C), C = `ProbeSpec.chunk_length(params)`), calls `spec.run(...)` on each chunk,
+possibly in different processes, saves each returned PARTIAL with `torch.save`, and on rank 0 calls
+`spec.merge(partials_in_chunk_order)`. The MERGED dict has the keys and meaning of the probe's
+`ProbeResult.to_dict()` on all the images in one call (values equal up to float summation order), plus
+"num_images", so 1 process and N processes give the same results. Each probe module states how its partials
+merge next to its spec.
+
+Partials are dicts of str -> CPU tensors, Python numbers, bools, strings, None, lists and dicts, so they load with
+`torch.load(path, weights_only=True)`.
+
+The report shows `spec.table(probe_dict)` (the spec's `headline` rows plus the image count) for each probe, the
+`summary_row` of it in its Summary table, and the spec's `figures`: name -> `ProbeFigure(draw, caption)`, where
+`draw({model_key: probe_dict})` returns a matplotlib Figure (or None). The same draw function, given `ax`, is
+what the probe's `ProbeResult.plot(ax)` draws with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import torch
+
+from ..models.classifier import Classifier
+from ..registry import Registry, close_matches, did_you_mean
+from .base import ProbeInputs, ProbeResult, check_batch_size, check_seed, json_safe, prepare_inputs
+from .display import MISSING, fmt_count
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# Keyword arguments of the probe functions that the runner sets itself.
+RUNNER_KEYS = frozenset({"seed", "limit", "sample_ids"})
+# A selection "image-list:<name>" takes the images of a shipped list (`hf_vitrobust.data.image_lists`) by file name.
+IMAGE_LIST_SELECTION = "image-list:"
+MAP_DECIMALS = 4
+
+
+class ProbeNotApplicable(ValueError):
+    """The probe cannot run on this classifier (e.g. attention maps of a CNN); the runner skips it and says why."""
+
+
+def chunk_seed(seed: int, sample_ids: torch.Tensor | Sequence[int]) -> int:
+    """A 53-bit seed for one chunk from the probe seed and the chunk's sample ids (BLAKE2b), the same in every
+    process: chunk-level randomness (the Hessian's start vectors) never depends on the process or chunk index."""
+    ids = torch.as_tensor(sample_ids, dtype=torch.int64).cpu().tolist()
+    key = f"{check_seed(seed)}/" + ",".join(str(i) for i in ids)
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") >> 11
+
+
+# ------------------------------------------------------------------------------------------------ merge helpers
+def rounded_maps(maps: torch.Tensor) -> list:
+    """Maps as nested lists rounded to MAP_DECIMALS decimals (what a merged dict keeps of per-image maps)."""
+    return torch.round(maps.detach().double().cpu(), decimals=MAP_DECIMALS).tolist()
+
+
+def total_images(partials: Sequence[Mapping[str, Any]]) -> int:
+    """The number of images of all partials."""
+    return sum(int(p["num_images"]) for p in partials)
+
+
+def weighted_mean(partials: Sequence[Mapping[str, Any]], key: str) -> torch.Tensor:
+    """The image-count-weighted mean of a per-chunk mean (a number, list or tensor), float64."""
+    total = total_images(partials)
+    acc = sum(torch.as_tensor(p[key], dtype=torch.float64) * int(p["num_images"]) for p in partials)
+    return acc / total
+
+
+def same_setting(partials: Sequence[Mapping[str, Any]], key: str) -> Any:
+    """A setting every chunk shares (layers, ratios, eps, ...); chunks that disagree cannot be merged."""
+    first = partials[0][key]
+    for partial in partials[1:]:
+        value = partial[key]
+        equal = (
+            torch.equal(torch.as_tensor(first), torch.as_tensor(value))
+            if isinstance(first, torch.Tensor)
+            else value == first
+        )
+        if not equal:
+            raise ValueError(
+                f"Partials disagree on {key!r} ({first!r} vs {value!r}); they come from different runs."
+            )
+    return first
+
+
+def probe_kwargs(params: Mapping[str, Any], task_keys: Sequence[str] = ()) -> dict[str, Any]:
+    """The params that are the probe function's keyword arguments (without the spec's own settings)."""
+    return {key: value for key, value in params.items() if key not in task_keys}
+
+
+# ------------------------------------------------------------------------------------------------ the spec
+PartialFn = Callable[[Classifier, ProbeInputs, int, dict[str, Any]], dict[str, Any]]
+MergeFn = Callable[[list[Mapping[str, Any]]], dict[str, Any]]
+HeadlineFn = Callable[[Mapping[str, Any]], dict[str, str]]
+DrawFn = Callable[..., "Figure | None"]
+
+
+class ProbeFigure(NamedTuple):
+    """A figure of a probe: `draw({model_key: probe_dict}, ax=None)` -> a Figure or None, and its caption."""
+
+    draw: DrawFn
+    caption: str
+
+
+def _no_headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    return {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeSpec:
+    """A probe as a unit of the runner and of the report.
+
+    name: registry key; probe: the `hf_vitrobust.probes` function; result_type: its result class.
+    selection: "random", "correct" or "first" (see `evaluation.probe_tasks.select_images`); chunk_size: default
+        images per chunk (`chunk_length` gives the chunk for given params: one Hessian mini-batch, one CKA
+        minibatch).
+    needs_labels: the probe measures accuracy or a loss; labels of -1 (no label) are an error then, and are
+        dropped (None) for probes that only use labels when present. uses_labels False: the probe never reads
+        labels (attention maps, feature statistics, CKA) and gets None.
+    partial_fn(classifier, inputs, seed, params): the PARTIAL of one chunk; merge_fn(partials): the MERGED dict.
+    default_params: task settings added to the user's params (e.g. max_maps); excluded_params: probe keywords the
+        runner owns, with the reason; extra_params: task settings that are not probe keywords.
+    choices: the named options of a param (a protocol switch such as `method` or `hole`) and their valid values,
+        checked when a suite is read, before any work.
+    headline(probe_dict): the report's rows for the probe, label (with unit) -> formatted value.
+    image_count(probe_dict): the image count of a dict that stores neither "num_images" nor "num_samples".
+    summary_row: the label of the report's Summary row (None: the probe has none); summary_value(rows) picks its
+        value from the headline rows (default: the row labelled `summary_row`).
+    figures: figure name -> `ProbeFigure(draw, caption)`.
+    """
+
+    name: str
+    probe: Callable[..., ProbeResult]
+    result_type: type[ProbeResult]
+    selection: str
+    chunk_size: int
+    needs_labels: bool
+    partial_fn: PartialFn = field(repr=False)
+    merge_fn: MergeFn = field(repr=False)
+    default_params: Mapping[str, Any] = field(default_factory=dict)
+    excluded_params: Mapping[str, str] = field(default_factory=dict)
+    extra_params: tuple[str, ...] = ()
+    chunk_param: str | None = None
+    chunk_default: int | None = None
+    applicable_fn: Callable[[Classifier, dict[str, Any]], None] | None = field(default=None, repr=False)
+    uses_labels: bool = True
+    selection_fn: Callable[[Mapping[str, Any]], str] | None = field(default=None, repr=False)
+    choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    headline: HeadlineFn = field(default=_no_headline, repr=False)
+    image_count: Callable[[Mapping[str, Any]], Any] | None = field(default=None, repr=False)
+    summary_row: str | None = None
+    summary_value: Callable[[Mapping[str, str]], str] | None = field(default=None, repr=False)
+    figures: Mapping[str, ProbeFigure] = field(default_factory=dict, repr=False)
+
+    def selection_for(self, params: Mapping[str, Any] | None) -> str:
+        """The image selection for these params: `selection`, unless the protocol the params choose selects its own
+        (PGD under Paul & Chen's notebook record: a random draw, of which the correct ones are attacked)."""
+        return self.selection if self.selection_fn is None else self.selection_fn(params or {})
+
+    @property
+    def accepted_params(self) -> list[str]:
+        """The keyword arguments a suite may set: the probe function's keyword-only arguments (minus what the
+        runner sets) and the task's own settings."""
+        names = [
+            name
+            for name, parameter in inspect.signature(self.probe).parameters.items()
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+            and name not in RUNNER_KEYS
+            and name not in self.excluded_params
+        ]
+        return names + [name for name in self.extra_params if name not in names]
+
+    def check_params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The params to run with (`default_params` updated by `params`); unknown keys are a ValueError naming
+        them and the accepted ones, before any work."""
+        params = {} if params is None else params
+        if not isinstance(params, Mapping):
+            raise ValueError(f"Params of probe {self.name!r} must be a mapping, got {type(params).__name__}.")
+        accepted = self.accepted_params
+        unknown = [key for key in params if key not in accepted]
+        if unknown:
+            reasons = [
+                f"{key!r} is set by the runner ({self.excluded_params[key]})"
+                for key in unknown
+                if key in self.excluded_params
+            ]
+            hints = [
+                f"{key!r}: did you mean {matches[0]!r}?"
+                for key in unknown
+                if isinstance(key, str) and (matches := close_matches(key, accepted))
+            ]
+            detail = "; ".join(reasons + hints)
+            raise ValueError(
+                f"Unknown parameter(s) {[str(key) for key in unknown]} for probe {self.name!r}"
+                f"{' (' + detail + ')' if detail else ''}; accepted: {accepted}."
+            )
+        for key, valid in self.choices.items():
+            if key in params and params[key] not in valid:
+                raise ValueError(
+                    f"Probe {self.name!r}: {key} must be one of {list(valid)}, got {params[key]!r}."
+                    f"{did_you_mean(params[key], valid)}"
+                )
+        return {**self.default_params, **params}
+
+    def chunk_length(self, params: Mapping[str, Any] | None = None) -> int:
+        """Images per chunk for these params: `params[chunk_param]` where the chunk is a unit of the measurement
+        (Hessian: `batch_size`; CKA: `minibatch_size`), else `chunk_size`."""
+        if self.chunk_param is None:
+            return self.chunk_size
+        value = (params or {}).get(self.chunk_param, self.chunk_default)
+        check_batch_size(value)
+        return int(value)
+
+    def check_applicable(self, classifier: Classifier, params: Mapping[str, Any] | None = None) -> None:
+        """Raise `ProbeNotApplicable` when the probe cannot run on `classifier` (before any image is loaded)."""
+        if self.applicable_fn is not None:
+            self.applicable_fn(classifier, dict(params or {}))
+
+    def run(
+        self,
+        classifier: Classifier,
+        pixels: torch.Tensor,
+        labels: torch.Tensor | None,
+        sample_ids: torch.Tensor,
+        seed: int,
+        params: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The PARTIAL of one chunk: pixels (n, 3, H, W) float in [0, 1] at the classifier's input size, labels
+        (n,) (-1 = none) or None, sample_ids (n,) unique int64 ids keying each image's randomness."""
+        params = self.check_params(params)
+        seed = check_seed(seed)
+        if not self.uses_labels:
+            labels = None
+        if labels is not None:
+            labels = torch.as_tensor(labels, dtype=torch.int64)
+            if bool((labels < 0).any()):
+                if self.needs_labels:
+                    raise ValueError(
+                        f"Probe {self.name!r} needs labels, but {int((labels < 0).sum())} of the images have none."
+                    )
+                labels = None
+        if labels is None and self.needs_labels:
+            raise ValueError(f"Probe {self.name!r} needs labels.")
+        inputs = prepare_inputs(
+            classifier, pixels, labels, sample_ids=sample_ids, require_labels=self.needs_labels
+        )
+        partial = self.partial_fn(classifier, inputs, seed, params)
+        return {"task": self.name, "num_images": len(inputs), **partial}
+
+    def merge(self, partials: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The MERGED JSON-safe dict from the partials of all chunks, in chunk order."""
+        partials = list(partials)
+        if not partials:
+            raise ValueError(f"No partials to merge for probe {self.name!r}.")
+        for partial in partials:
+            if not isinstance(partial, Mapping) or partial.get("task") != self.name:
+                found = partial.get("task") if isinstance(partial, Mapping) else type(partial).__name__
+                raise ValueError(f"A partial of {found!r} cannot be merged into probe {self.name!r}.")
+        merged = self.merge_fn(partials)
+        merged.setdefault("num_images", total_images(partials))
+        return json_safe({"probe": self.result_type.probe_name(), **merged})
+
+    # -------------------------------------------------------------------------------------------- the report
+    def table(self, probe: Mapping[str, Any]) -> dict[str, str]:
+        """The report's rows for one probe dict: the headline rows, then the image count ("skipped": why)."""
+        if "skipped" in probe:
+            return {"skipped": str(probe["skipped"])}
+        out = dict(self.headline(probe))
+        images = probe.get("num_images", probe.get("num_samples"))
+        if images is None and self.image_count is not None:
+            images = self.image_count(probe)
+        if images is not None:
+            out["images"] = fmt_count(images)
+        return out
+
+    def summary_cell(self, probe: Mapping[str, Any] | None) -> str:
+        """The value of the Summary row for one probe dict (MISSING when absent)."""
+        if not probe:
+            return MISSING
+        values = self.table(probe)
+        if self.summary_value is not None:
+            return self.summary_value(values)
+        return values.get(self.summary_row or "", MISSING)
+
+
+PROBES: Registry[ProbeSpec] = Registry("probe")
+
+
+def register_probe(spec: ProbeSpec, *, replace: bool = False) -> ProbeSpec:
+    """Add `spec` to `PROBES` under its name, with its function's name and its result's `probe_name()` as
+    aliases (a suite, `--probe` and a results.json `probe` field may name it either way). Returns `spec`."""
+    aliases = [alias for alias in (spec.probe.__name__, spec.result_type.probe_name()) if alias != spec.name]
+    return PROBES.register(spec.name, spec, aliases=tuple(dict.fromkeys(aliases)), replace=replace)
+
+
+def get_probe(name: str) -> ProbeSpec:
+    """The registered probe `name` (or its function's or result's name); unknown names raise `UnknownNameError`
+    (a ValueError) with the closest names."""
+    return PROBES.get(name)
+
+
+def probe_of(name: str, data: Mapping[str, Any]) -> ProbeSpec | None:
+    """The spec a results.json probe entry comes from: its registered name, else its dict's `probe` field (the
+    result type's `probe_name()`); None when neither is known."""
+    if name in PROBES.names():
+        return PROBES.get(name)
+    field_name = str(data.get("probe"))
+    return next((spec for spec in PROBES.values() if spec.result_type.probe_name() == field_name), None)
+
+
+__all__ = [
+    "IMAGE_LIST_SELECTION",
+    "MAP_DECIMALS",
+    "PROBES",
+    "RUNNER_KEYS",
+    "ProbeFigure",
+    "ProbeNotApplicable",
+    "ProbeSpec",
+    "chunk_seed",
+    "get_probe",
+    "probe_kwargs",
+    "probe_of",
+    "register_probe",
+    "rounded_maps",
+    "same_setting",
+    "total_images",
+    "weighted_mean",
+]

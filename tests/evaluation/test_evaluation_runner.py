@@ -1,0 +1,442 @@
+"""The evaluation runner end to end on the builtin EfficientNet-Lite0 and the bundled photos: one process, two
+processes under `accelerate launch` (identical predictions, metrics within 1e-6), a killed and resumed run
+(identical results), bad samples, and errors that come before any work."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+from launch import accelerate_launch, cpu_environment
+from PIL import Image
+
+from hf_vitrobust.cli import main as cli_main
+from hf_vitrobust.data import get_benchmark
+from hf_vitrobust.evaluation.runner import EvaluationConfig, EvaluationError, evaluate
+from hf_vitrobust.evaluation.scoring import benchmark_metrics
+from hf_vitrobust.metrics import mean_corruption_error
+
+MODEL = "builtin:efficientnet_lite0"
+PREDICTION_COLUMNS = [
+    "position",
+    "sample_id",
+    "label",
+    "prediction",
+    "top5",
+    "subset_prediction",
+    "corruption",
+]
+
+SUITE = {
+    "name": "tiny",
+    "description": "a few photos, two corruptions, four probes",
+    "batch_size": 8,
+    "seed": 3,
+    "chunk_size": 4,
+    "models": [MODEL],
+    "benchmarks": {
+        "imagenet-val": {"source": "builtin", "limit": 8},
+        "imagenet-c": {
+            "source": "generated:builtin",
+            "limit": 5,
+            "corruptions": ["gaussian_noise", "contrast"],
+            "severities": [1, 5],
+        },
+    },
+    "probes": {
+        "occlusion": {"benchmark": "imagenet-val", "num_images": 6, "params": {"ratios": [0.0, 0.2]}},
+        "fourier_heatmap": {"benchmark": "imagenet-val", "num_images": 4, "params": {"window": 3}},
+        "pgd": {
+            "benchmark": "imagenet-val",
+            "num_images": 4,
+            "params": {"method": "sign", "eps": 0.004, "step_size": 0.002, "steps": 2},
+        },
+        "deepfool": {"benchmark": "imagenet-val", "num_images": 3, "params": {"steps": 3}},
+    },
+}
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    return env
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "hf_vitrobust", "evaluate", *args, "--quiet"]
+
+
+def _assert_close(a, b, path: str = "") -> None:
+    """Equal structures; floats within 1e-6 (absolute or relative)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {set(a) ^ set(b)}"
+        for key in a:
+            _assert_close(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), f"{path}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _assert_close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6), f"{path}: {a} != {b}"
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def _predictions(output: Path, benchmark: str) -> pd.DataFrame:
+    return pd.read_parquet(output / "predictions" / "builtin_efficientnet_lite0" / f"{benchmark}.parquet")
+
+
+@pytest.fixture(scope="module")
+def suite_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("suite") / "tiny.yaml"
+    path.write_text(yaml.safe_dump(SUITE))
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference_run(suite_file, tmp_path_factory) -> tuple[Path, dict]:
+    """The 1-process reference, on one thread like every process of the subprocess runs: the float reductions of
+    a CPU kernel depend on its thread count (not on the number of processes), and DeepFool's dB spectrum at
+    near-zero DCT coefficients shows differences of that size."""
+    output = tmp_path_factory.mktemp("runs") / "one-process"
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        results = evaluate(EvaluationConfig(suite=str(suite_file), output=output, progress=False))
+    finally:
+        torch.set_num_threads(threads)
+    return output, results
+
+
+def test_one_process_run_writes_consistent_results(reference_run, suite_file):
+    output, results = reference_run
+    on_disk = json.loads((output / "results.json").read_text())
+    assert on_disk["schema"] == "hf_vitrobust.results" and on_disk["schema_version"] == 2
+    assert on_disk["complete"] is True and on_disk["seed"] == 3
+    _assert_close(results["metrics"], on_disk["metrics"])  # what evaluate() returns is what it wrote
+    assert [m["spec"] for m in on_disk["models"]] == [MODEL]
+    assert on_disk["models"][0]["num_classes"] == 1000
+    benchmarks = on_disk["benchmarks"]
+    assert benchmarks["imagenet-val"]["num_samples"] == 8 and benchmarks["imagenet-val"]["generated"] is False
+    assert (
+        benchmarks["imagenet-c"]["num_samples"] == 5 * 2 * 2 and benchmarks["imagenet-c"]["generated"] is True
+    )
+    assert benchmarks["imagenet-c"]["source"]["kind"] == "generated-corruptions"
+
+    clean = _predictions(output, "imagenet-val")
+    corrupted = _predictions(output, "imagenet-c")
+    assert len(clean) == 8 and clean["sample_id"].is_unique and clean["position"].is_monotonic_increasing
+    assert corrupted["sample_id"].is_unique and len(corrupted) == 20
+    assert set(zip(corrupted["corruption"], corrupted["severity"], strict=True)) == {
+        ("gaussian_noise", 1),
+        ("gaussian_noise", 5),
+        ("contrast", 1),
+        ("contrast", 5),
+    }
+    # The metrics are recomputable from the predictions alone.
+    metrics = on_disk["metrics"]["builtin_efficientnet_lite0"]
+    assert metrics["imagenet-val"]["top1"] == pytest.approx(
+        100 * np.mean(clean["prediction"] == clean["label"])
+    )
+    logits = np.stack(clean["logits"].to_numpy())
+    assert logits.shape == (8, 1000)
+    assert (logits.argmax(axis=1) == clean["prediction"].to_numpy()).all()
+    # The relative mCE's clean error is that of the 5 photos the corruptions were generated from, not of all 8.
+    same_images = clean[clean["sample_id"].isin({i.split("/", 2)[2] for i in corrupted["sample_id"]})]
+    assert len(same_images) == 5
+    reference = mean_corruption_error(
+        corrupted["prediction"],
+        corrupted["label"],
+        corrupted["corruption"].tolist(),
+        corrupted["severity"],
+        clean_predictions=same_images["prediction"],
+        clean_references=same_images["label"],
+        allow_partial=True,
+    )
+    assert metrics["imagenet-c"]["mce"] == pytest.approx(reference.mce)
+    assert metrics["imagenet-c"]["relative_mce"] == pytest.approx(reference.relative_mce)
+    contrast5 = corrupted[(corrupted["corruption"] == "contrast") & (corrupted["severity"] == 5)]
+    assert metrics["imagenet-c"]["contrast_s5_top1"] == pytest.approx(
+        100 * np.mean(contrast5["prediction"] == contrast5["label"])
+    )
+    _assert_close(
+        metrics["imagenet-c"],
+        json.loads(json.dumps(benchmark_metrics(get_benchmark("imagenet-c"), corrupted, same_images))),
+    )
+
+    probes = on_disk["probes"]["builtin_efficientnet_lite0"]
+    assert probes["occlusion"]["num_images"] == 6 and probes["occlusion"]["ratios"] == [0.0, 0.2]
+    assert np.asarray(probes["fourier_heatmap"]["error_map"]).shape == (3, 3)
+    # PGD attacks the first 4 correctly classified photos.
+    correct = clean[clean["prediction"] == clean["label"]]
+    assert probes["pgd"]["num_images"] == min(4, len(correct))
+    assert len(probes["pgd"]["loss_mean"]) == 3
+    assert probes["deepfool"]["num_images"] == 3
+
+    for name in ("report.md", "report.html"):
+        assert (output / name).stat().st_size > 1000
+    for figure in on_disk["figures"].values():
+        assert (output / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # A second run into the same folder without --resume is refused before any work.
+    with pytest.raises(EvaluationError, match="resume"):
+        evaluate(EvaluationConfig(suite=str(suite_file), output=output, progress=False))
+
+
+@pytest.mark.slow
+def test_two_processes_match_one_process(reference_run, suite_file, tmp_path):
+    """`accelerate launch` with 2 CPU processes: every sample evaluated once, identical predictions and sample sets,
+    metrics and probe results within 1e-6 of the 1-process run."""
+    output = tmp_path / "two-processes"
+    command = accelerate_launch("evaluate", "--suite", str(suite_file), "--output", str(output), "--quiet")
+    completed = subprocess.run(
+        command,
+        env=cpu_environment(PYTHONPATH=_env()["PYTHONPATH"]),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    one = json.loads((reference_run[0] / "results.json").read_text())
+    two = json.loads((output / "results.json").read_text())
+    assert two["settings"]["num_processes"] == 2 and one["settings"]["num_processes"] == 1
+    # Both ranks did work: each wrote chunk files.
+    for benchmark in ("imagenet-val", "imagenet-c"):
+        folder = output / ".work" / "builtin_efficientnet_lite0" / "benchmarks" / benchmark
+        assert {json.loads(p.read_text())["num_chunks"] for p in folder.glob("complete-rank*.json")} and len(
+            list(folder.glob("complete-rank*.json"))
+        ) == 2
+        a, b = _predictions(reference_run[0], benchmark), _predictions(output, benchmark)
+        pd.testing.assert_frame_equal(a[PREDICTION_COLUMNS], b[PREDICTION_COLUMNS])
+        np.testing.assert_allclose(np.stack(a["confidence"]), np.stack(b["confidence"]), atol=1e-6)
+    _assert_close(one["metrics"], two["metrics"])
+    _assert_close(one["probes"], two["probes"])
+    _assert_close(
+        {k: {**v, "source": None} for k, v in one["benchmarks"].items()},
+        {k: {**v, "source": None} for k, v in two["benchmarks"].items()},
+    )
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_to_identical_results(reference_run, suite_file, tmp_path):
+    output = tmp_path / "killed"
+    process = subprocess.Popen(
+        _cli("--suite", str(suite_file), "--output", str(output)),
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    chunks = output / ".work" / "builtin_efficientnet_lite0" / "benchmarks" / "imagenet-c"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(list(chunks.glob("chunk-*.parquet"))) < 2:
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    written = len(list(chunks.glob("chunk-*.parquet")))
+    assert 2 <= written < 5, "the kill came too late to test resuming"
+    if (output / "results.json").exists():  # never truncated: it parses, and says it is incomplete
+        assert json.loads((output / "results.json").read_text())["complete"] is False
+
+    with pytest.raises(SystemExit):  # the folder holds a run: without --resume the CLI refuses
+        cli_main(["evaluate", "--suite", str(suite_file), "--output", str(output), "--quiet"])
+    completed = subprocess.run(
+        _cli("--suite", str(suite_file), "--output", str(output), "--resume"),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    resumed = json.loads((output / "results.json").read_text())
+    one = json.loads((reference_run[0] / "results.json").read_text())
+    assert resumed["complete"] is True
+    for benchmark in ("imagenet-val", "imagenet-c"):
+        pd.testing.assert_frame_equal(
+            _predictions(reference_run[0], benchmark), _predictions(output, benchmark)
+        )
+    _assert_close(one["metrics"], resumed["metrics"])
+    _assert_close(one["probes"], resumed["probes"])
+
+
+def _folder_with_a_bad_file(root: Path) -> Path:
+    """An ImageNet validation folder (<wnid>/<file>) of three bundled photos and one truncated JPEG."""
+    from hf_vitrobust.data.builtin import builtin_photos_dir, read_manifest
+
+    folder = root / "val"
+    rows = read_manifest(builtin_photos_dir())[:3]
+    for row in rows:
+        (folder / row["wnid"]).mkdir(parents=True, exist_ok=True)
+        (folder / row["wnid"] / row["file"]).write_bytes((builtin_photos_dir() / row["file"]).read_bytes())
+    data = (builtin_photos_dir() / rows[0]["file"]).read_bytes()
+    (folder / rows[0]["wnid"] / "broken.jpg").write_bytes(data[: len(data) // 3])
+    return folder
+
+
+def test_bad_samples_are_skipped_counted_and_listed(tmp_path):
+    """bf16 autocast and a DataLoader worker on the way: the truncated file is skipped and named, the rest is
+    evaluated."""
+    suite = {
+        "name": "bad",
+        "description": "one bad file",
+        "batch_size": 2,
+        "chunk_size": 2,
+        "benchmarks": {"imagenet-val": {"source": str(_folder_with_a_bad_file(tmp_path))}},
+    }
+    suite_path = tmp_path / "bad.json"
+    suite_path.write_text(json.dumps(suite))
+    output = tmp_path / "out"
+    results = evaluate(
+        EvaluationConfig(
+            models=[MODEL],
+            suite=str(suite_path),
+            output=output,
+            precision="bf16",
+            num_workers=1,
+            progress=False,
+        )
+    )
+    entry = results["benchmarks"]["imagenet-val"]
+    assert entry["num_samples"] == 3 and entry["num_source_items"] == 4
+    assert entry["skipped"]["num_skipped"] == 1
+    assert entry["skipped"]["examples"][0]["sample_id"].endswith("broken.jpg")
+    assert len(_predictions(output, "imagenet-val")) == 3
+    assert results["settings"]["precision"] == "bf16"
+
+
+def test_errors_come_before_any_work(tmp_path, suite_file):
+    output = tmp_path / "never"
+    with pytest.raises(EvaluationError, match="paper"):
+        evaluate(EvaluationConfig(suite="papr", output=output, progress=False))
+    with pytest.raises(EvaluationError, match="imagenet-c"):
+        evaluate(
+            EvaluationConfig(suite=str(suite_file), data={"imagenet-cc": "x"}, output=output, progress=False)
+        )
+    with pytest.raises(EvaluationError, match="Did you mean 'builtin:efficientnet_lite0'"):
+        evaluate(EvaluationConfig(models=["builtin:efficientnet_lite"], suite=str(suite_file), output=output))
+    with pytest.raises(EvaluationError, match="Did you mean 'timm/resnet50'"):
+        evaluate(EvaluationConfig(models=["timm/resnet5"], suite=str(suite_file), output=output))
+    with pytest.raises(EvaluationError, match="precision"):
+        evaluate(EvaluationConfig(suite=str(suite_file), precision="fp8", output=output, progress=False))
+    with pytest.raises(EvaluationError, match="limit"):
+        evaluate(EvaluationConfig(suite=str(suite_file), limit=0, output=output, progress=False))
+    with pytest.raises(EvaluationError, match="imagenet-val: cannot read source"):
+        evaluate(
+            EvaluationConfig(
+                suite=str(suite_file),
+                data={"imagenet-val": str(tmp_path / "absent")},
+                output=output,
+                progress=False,
+            )
+        )
+    assert not output.exists()
+
+
+def test_label_space_mismatch_is_refused_before_work(tmp_path, suite_file):
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    folder = tmp_path / "ten-classes"
+    config = ViTConfig(
+        image_size=32, patch_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, num_labels=10
+    )
+    ViTForImageClassification(config).save_pretrained(folder)
+    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    output = tmp_path / "never"
+    with pytest.raises(EvaluationError, match=r"10 classes.*imagenet-1k"):
+        evaluate(EvaluationConfig(models=[str(folder)], suite=str(suite_file), output=output, progress=False))
+    assert not output.exists()
+
+
+def test_unavailable_and_mismatched_benchmarks_are_skipped_and_recorded(tmp_path):
+    """An optional benchmark without a source, and a benchmark in another label space than the model's (a suite
+    that mixes ImageNet and CIFAR), are skipped and recorded; naming the mismatched one with --data is an error."""
+    cifar = tmp_path / "cifar10" / "airplane"
+    cifar.mkdir(parents=True)
+    Image.new("RGB", (32, 32), (200, 30, 30)).save(cifar / "0.png")
+    suite = {
+        "name": "mixed",
+        "description": "ImageNet and CIFAR benchmarks, one without data",
+        "chunk_size": 8,
+        "benchmarks": {
+            "imagenet-val": {"source": "builtin", "limit": 2},
+            "imagenet-9": {"optional": True},
+            "cifar10": {"source": str(tmp_path / "cifar10")},
+        },
+    }
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    results = evaluate(
+        EvaluationConfig(models=[MODEL], suite=str(path), output=tmp_path / "out", progress=False)
+    )
+    metrics = results["metrics"]["builtin_efficientnet_lite0"]
+    assert metrics["imagenet-val"]["num_samples"] == 2
+    assert "no Hub copy" in metrics["imagenet-9"]["skipped"]
+    assert (
+        "1000 classes" in metrics["cifar10"]["skipped"]
+        and "cifar10 label space" in metrics["cifar10"]["skipped"]
+    )
+    assert set(results["benchmarks"]) == {"imagenet-val"}
+    with pytest.raises(EvaluationError, match="cifar10 label space"):
+        evaluate(
+            EvaluationConfig(
+                models=[MODEL],
+                suite=str(path),
+                data={"cifar10": str(tmp_path / "cifar10")},
+                output=tmp_path / "out2",
+                progress=False,
+            )
+        )
+
+
+def test_report_command_rebuilds_and_merges_runs(reference_run, tmp_path, capsys):
+    import shutil
+
+    other = tmp_path / "second-run"
+    shutil.copytree(reference_run[0], other)
+    (other / "report.md").unlink()
+    assert cli_main(["report", str(other)]) == 0  # rebuilt in place from results.json
+    rebuilt = (other / "report.md").read_text()
+    assert rebuilt == (reference_run[0] / "report.md").read_text().replace(str(reference_run[0]), str(other))
+    merged = tmp_path / "merged"
+    assert cli_main(["report", str(reference_run[0]), str(other), "--output", str(merged)]) == 0
+    text = (merged / "report.md").read_text()
+    assert (
+        "builtin_efficientnet_lite0@one-process" in text and "builtin_efficientnet_lite0@second-run" in text
+    )
+    assert (merged / "report.html").read_text().count("data:image/png;base64,") >= 2
+    assert "report:" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli_main(["report", str(tmp_path / "missing")])
+
+
+@pytest.mark.slow
+def test_compile_gives_the_same_predictions(tmp_path):
+    """--compile (torch.compile, inductor on the CPU) changes the speed, not the predicted classes."""
+    suite = {
+        "name": "compile",
+        "description": "four photos",
+        "batch_size": 4,
+        "chunk_size": 4,
+        "benchmarks": {"imagenet-val": {"source": "builtin", "limit": 4}},
+    }
+    path = tmp_path / "compile.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    outputs = {}
+    for compiled in (False, True):
+        outputs[compiled] = tmp_path / f"compiled-{compiled}"
+        evaluate(
+            EvaluationConfig(
+                models=[MODEL], suite=str(path), output=outputs[compiled], compile=compiled, progress=False
+            )
+        )
+    eager, compiled = (_predictions(outputs[c], "imagenet-val") for c in (False, True))
+    assert eager["prediction"].tolist() == compiled["prediction"].tolist()
+    np.testing.assert_allclose(eager["confidence"], compiled["confidence"], atol=1e-4)

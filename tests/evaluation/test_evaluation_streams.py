@@ -1,0 +1,95 @@
+"""Stream plans ask the source itself: its limited view, its clean source, its expansion and its count."""
+
+import pytest
+
+from hf_vitrobust.data import (
+    BuiltinPhotosSource,
+    CellLimitedSource,
+    ImageNetOSource,
+    LimitedSource,
+    get_benchmark,
+)
+from hf_vitrobust.data.generated import GeneratedCorruptionSource, GeneratedPerturbationSource
+from hf_vitrobust.data.samples import InMemorySource, RawSample, Source
+from hf_vitrobust.evaluation.streams import limits_per_cell, plan_stream
+
+
+class ShortcutSource(Source):
+    """A source that applies a limit itself (as a Hub source stops reading a one-cell part)."""
+
+    def __init__(self, n: int = 6) -> None:
+        super().__init__()
+        self.n = n
+        self.calls: list[tuple[int, bool]] = []
+
+    def validate(self) -> None:
+        pass
+
+    def raw_samples(self):
+        for k in range(self.n):
+            yield RawSample(b"", k, f"item-{k}", {"corruption": "fog", "severity": 1})
+
+    def describe(self):
+        return {"kind": "shortcut", "generated": False}
+
+    def limited(self, limit, per_cell=False):
+        self.calls.append((limit, per_cell))
+        return ShortcutSource(limit)
+
+
+def test_the_limit_is_the_sources_own():
+    source = ShortcutSource()
+    plan = plan_stream(get_benchmark("imagenet-c"), source, 2, 4, {})
+    assert source.calls == [(2, True)] and isinstance(plan.raw, ShortcutSource) and plan.raw.n == 2
+    assert plan.generated is None and plan.source is source and plan.chunk_size == 4
+    plan = plan_stream(get_benchmark("imagenet-r"), source, 3, 4, {})
+    assert source.calls[-1] == (3, False)
+    assert plan_stream(get_benchmark("imagenet-r"), source, None, 4, {}).raw is source
+
+
+def test_limits_per_cell_follows_the_benchmark():
+    assert [
+        limits_per_cell(get_benchmark(n)) for n in ("imagenet-c", "imagenet-p", "imagenet-9", "imagenet-o")
+    ] == [True] * 4
+    assert not limits_per_cell(get_benchmark("imagenet-val")) and not limits_per_cell(
+        get_benchmark("imagenet-r")
+    )
+    plan = plan_stream(get_benchmark("imagenet-c"), InMemorySource([]), 2, 4, {})
+    assert isinstance(plan.raw, CellLimitedSource) and plan.raw.limit == 2
+    plan = plan_stream(get_benchmark("imagenet-val"), InMemorySource([]), 2, 4, {})
+    assert isinstance(plan.raw, LimitedSource) and plan.raw.limit == 2
+
+
+def test_a_generated_plan_chunks_the_limited_clean_images():
+    photos = BuiltinPhotosSource()
+    source = GeneratedCorruptionSource(photos, ["contrast", "fog"], [1, 3, 5])
+    plan = plan_stream(get_benchmark("imagenet-c"), source, 5, 16, {})
+    assert isinstance(plan.raw, LimitedSource) and plan.raw.inner is photos and plan.raw.limit == 5
+    assert plan.generated is not None and plan.generated.expansion == 6 and plan.source is source
+    assert plan.chunk_size == 16 // 6 and plan.positions_per_chunk == 2 * 6
+    assert plan.expected_samples() == 5 * 6
+    unlimited = plan_stream(get_benchmark("imagenet-c"), source, None, 4, {})
+    assert unlimited.raw is photos and unlimited.generated is source and unlimited.chunk_size == 1
+    assert unlimited.expected_samples() == photos.count_without_decoding() * 6
+    sequences = GeneratedPerturbationSource(photos, ["rotate", "gaussian_noise"])
+    plan = plan_stream(get_benchmark("imagenet-p"), sequences, 2, 8, {})
+    assert plan.raw.limit == 2 and plan.chunk_size == 4 and plan.positions_per_chunk == 8
+
+
+def test_imagenet_o_is_limited_per_half():
+    halves = ImageNetOSource(ShortcutSource(5), ShortcutSource(7))
+    plan = plan_stream(get_benchmark("imagenet-o"), halves, 2, 4, {})
+    assert isinstance(plan.raw, ImageNetOSource) and plan.raw.ood.n == 2 and plan.raw.in_distribution.n == 2
+    assert halves.ood.calls == [(2, False)] and halves.in_distribution.calls == [(2, False)]
+    assert isinstance(
+        halves.limited(3), LimitedSource
+    )  # the first 3 samples of the stream, as load_benchmark's
+    assert plan.expected_samples() is None  # neither half is countable
+    counted = plan_stream(get_benchmark("imagenet-o"), ImageNetOSource(BuiltinPhotosSource()), 3, 4, {})
+    assert counted.expected_samples() == 3
+
+
+@pytest.mark.parametrize("limit", [None, 3])
+def test_a_stream_that_is_not_countable_expects_its_limit_or_nothing(limit):
+    plan = plan_stream(get_benchmark("imagenet-val"), InMemorySource([]), limit, 4, {})
+    assert plan.expected_samples() == (None if limit is None else 3)

@@ -1,0 +1,71 @@
+"""Run folders written before the restructure (issue 17) still work: `tests/fixtures/old_run_6f0f446/run` was
+written by commit 6f0f446 (`vitrobust evaluate --suite suite.yaml --output run`, OMP_NUM_THREADS=1; figures and
+report.html dropped to keep the fixture small). Today's code must rebuild its report to the same text and resume
+it, after chunks are removed, to the same results."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from hf_vitrobust.cli import main as cli_main
+from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "old_run_6f0f446"
+MODEL_KEY = "builtin_efficientnet_lite0"
+
+
+@pytest.fixture
+def old_run(tmp_path) -> Path:
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE / "run", run)
+    return run
+
+
+def test_an_old_run_folder_rebuilds_the_same_report(old_run):
+    stored = (old_run / "report.md").read_text()
+    (old_run / "report.md").unlink()
+    assert cli_main(["report", str(old_run)]) == 0
+    assert (old_run / "report.md").read_text() == stored
+    figures = {path.name for path in (old_run / "figures").glob("*.png")}
+    assert {"imagenet-c_ce.png", "imagenet-p_flip.png", "occlusion.png", "feature_variance.png"} <= figures
+
+
+def test_an_old_run_folder_resumes_to_the_same_results(old_run):
+    work = old_run / ".work" / MODEL_KEY
+    for lost in (
+        work / "benchmarks" / "imagenet-c" / "chunk-000002.parquet",
+        work / "benchmarks" / "imagenet-c" / "complete-rank0.json",
+    ):
+        lost.unlink()
+    shutil.rmtree(work / "probes" / "occlusion")
+    stored = json.loads((FIXTURE / "run" / "results.json").read_text())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the fixture was written on one thread
+    try:
+        resumed = evaluate(
+            EvaluationConfig(suite=str(FIXTURE / "suite.yaml"), output=old_run, resume=True, progress=False)
+        )
+    finally:
+        torch.set_num_threads(threads)
+    assert resumed["complete"] is True
+    assert resumed["metrics"] == stored["metrics"]
+    assert resumed["probes"] == stored["probes"]
+    for benchmark in ("imagenet-val", "imagenet-c", "imagenet-p"):
+        before = pd.read_parquet(FIXTURE / "run" / "predictions" / MODEL_KEY / f"{benchmark}.parquet")
+        after = pd.read_parquet(old_run / "predictions" / MODEL_KEY / f"{benchmark}.parquet")
+        # Columns added since then are allowed; every column the old run wrote is unchanged, except that the
+        # metadata of the rows computed now also carries the clean sample id (a generated sample's clean image).
+        columns = [column for column in before.columns if column != "metadata"]
+        pd.testing.assert_frame_equal(before[columns], after[columns])
+        for old, new, clean_id in zip(
+            before["metadata"], after["metadata"], after["clean_sample_id"], strict=True
+        ):
+            new, old = json.loads(new), json.loads(old)
+            if pd.isna(clean_id):  # a clean benchmark's row: no clean id, metadata as before
+                assert new == old
+            else:
+                assert new.pop("clean_sample_id", clean_id) == clean_id and new == old

@@ -1,0 +1,274 @@
+"""Model cards: the YAML metadata parses with huggingface_hub's own ModelCard and its model-index lists every
+benchmark metric of every results.json given, with the values of results.json; generated benchmarks are marked; the
+training summary, load instructions, limitations and citations are rendered; the templates ship with the package."""
+
+import filecmp
+from pathlib import Path
+
+import numpy as np
+import pytest
+from huggingface_hub import ModelCard
+
+from hf_vitrobust.hub import render_model_card
+from hf_vitrobust.hub.cards import templates_dir
+from hf_vitrobust.metrics import (
+    STANDARD_CORRUPTIONS,
+    TEST_PERTURBATIONS,
+    VARIANTS,
+    background_gap,
+    calibration_metrics,
+    flip_rates,
+    masked_accuracy,
+    mean_corruption_error,
+    ood_detection_metrics,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _benchmarks() -> dict:
+    hub = {"kind": "hub", "location": "barkermrl/imagenet-a", "revision": "abc123", "generated": False}
+    builtin = {"kind": "builtin-photos", "location": "/somewhere/photos", "generated": False}
+    generated = {
+        "kind": "generated-corruptions",
+        "generated": True,
+        "clean": builtin,
+        "seed": 0,
+        "severities": [1],
+    }
+    return {
+        "imagenet-val": {"task": "classification", "source": builtin, "generated": False, "num_samples": 40},
+        "imagenet-c": {"task": "classification", "source": generated, "generated": True, "num_samples": 150},
+        "imagenet-a": {"task": "classification", "source": hub, "generated": False, "num_samples": 40},
+        "imagenet-o": {
+            "task": "ood",
+            "source": {"kind": "hub", "location": "Voxel51/ImageNet-O"},
+            "num_samples": 60,
+        },
+        "imagenet-p": {
+            "task": "sequence",
+            "source": {**generated, "kind": "generated-perturbations"},
+            "generated": True,
+        },
+        "imagenet-9": {"task": "background", "source": {"kind": "local"}, "generated": False},
+    }
+
+
+def _model_metrics(seed: int) -> dict:
+    """Each benchmark's metric dict as the runner's scoring writes it, from the real metric functions."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 10, 40)
+    logits = rng.normal(size=(40, 10)) + 3 * np.eye(10)[labels] * (rng.random(40) < 0.6)[:, None]
+    top5 = np.argsort(-logits, axis=1)[:, :5]
+    val = {
+        "num_samples": 40,
+        "top1": 100 * float(np.mean(logits.argmax(1) == labels)),
+        "top5": 100 * float(np.mean((top5 == labels[:, None]).any(1))),
+        "calibration": calibration_metrics(logits, labels, from_logits=True).to_dict(),
+    }
+    corruptions = [c for c in STANDARD_CORRUPTIONS for _ in range(5 * 2)]
+    severities = [s for _ in STANDARD_CORRUPTIONS for s in range(1, 6) for _ in range(2)]
+    references = rng.integers(0, 10, len(corruptions))
+    predictions = np.where(rng.random(len(corruptions)) < 0.5, references, (references + 1) % 10)
+    corruption = mean_corruption_error(
+        predictions, references, corruptions, severities, clean_error=0.3
+    ).to_dict()
+    corruption.update(mean_top1=100 * float(np.mean(predictions == references)), severity5_top1=41.0)
+    masked = masked_accuracy(logits, labels % 5, np.arange(5))
+    is_ood = np.arange(60) < 30
+    ood = ood_detection_metrics(rng.normal(size=60) + is_ood, is_ood).to_dict()
+    sequences = [rng.integers(0, 10, size=(6, 5)) for _ in TEST_PERTURBATIONS]
+    flips = flip_rates(sequences, list(TEST_PERTURBATIONS), 1).to_dict()
+    variants = [v for v in VARIANTS for _ in range(4)]
+    nine = background_gap(rng.integers(0, 1000, len(variants)), rng.integers(0, 9, len(variants)), variants)
+    return {
+        "imagenet-val": val,
+        "imagenet-c": corruption,
+        "imagenet-a": {"num_samples": 40, "top1": 100 * masked.top1, "top5": 100 * masked.top5},
+        "imagenet-o": ood,
+        "imagenet-p": flips,
+        "imagenet-9": nine.to_dict(),
+    }
+
+
+# (benchmark, key path in its metric dict, model-index metric type): every number the card must carry.
+EXPECTED = [
+    ("imagenet-val", ("top1",), "accuracy"),
+    ("imagenet-val", ("top5",), "top_5_accuracy"),
+    ("imagenet-val", ("calibration", "ece"), "ece"),
+    ("imagenet-c", ("mce",), "mce"),
+    ("imagenet-c", ("relative_mce",), "relative_mce"),
+    ("imagenet-c", ("mean_top1",), "accuracy"),
+    ("imagenet-c", ("severity5_top1",), "accuracy_severity_5"),
+    ("imagenet-a", ("top1",), "accuracy"),
+    ("imagenet-a", ("top5",), "top_5_accuracy"),
+    ("imagenet-o", ("aupr",), "aupr"),
+    ("imagenet-o", ("auroc",), "roc_auc"),
+    ("imagenet-o", ("fpr_at_95_tpr",), "fpr_at_95_tpr"),
+    ("imagenet-p", ("mfr_unnormalized",), "flip_probability"),
+    ("imagenet-p", ("mt5d_unnormalized",), "top_5_distance"),
+    ("imagenet-9", ("bg_gap",), "bg_gap"),
+    *(("imagenet-9", ("accuracy", variant), "accuracy") for variant in VARIANTS),
+]
+
+
+def _results(keys=("vit", "resnet"), run="run-a") -> dict:
+    return {
+        "schema": "hf_vitrobust.results",
+        "schema_version": 1,
+        "created": "2026-12-01T00:00:00+00:00",
+        "hf_vitrobust_version": "0.1.0",
+        "complete": True,
+        "suite": {"name": "paper", "description": "a synthetic run"},
+        "models": [{"key": key, "spec": f"org/{key}", "name": f"org/{key}"} for key in keys],
+        "benchmarks": _benchmarks(),
+        "metrics": {key: _model_metrics(seed) for seed, key in enumerate(keys)},
+        "summary": {
+            key: {"imagenet-c mCE %": 80.0 + seed, "imagenet-o AUPR": 0.5} for seed, key in enumerate(keys)
+        },
+        "_source": f"/runs/{run}/results.json",
+    }
+
+
+SUMMARY = {
+    "architecture": "AlterNetForImageClassification",
+    "preset": "alternet-tiny",
+    "num_labels": 10,
+    "id2label": {str(i): f"digit_{i}" for i in range(10)},
+    "dataset": "digits",
+    "recipe": {"optimizer": "adamw", "lr": 0.004, "mixup_alpha": 0.8, "sam": True},
+    "epochs": 3,
+    "history": [
+        {"epoch": 1, "train_loss": 2.1, "eval_accuracy": 0.61, "seconds": 10.5},
+        {"epoch": 2, "train_loss": 1.2, "eval_accuracy": 0.88, "seconds": 10.1},
+        {"epoch": 3, "train_loss": 0.7, "eval_accuracy": 0.9611, "seconds": 9.8},
+    ],
+    "eval_accuracy": 0.9611,
+    "wall_seconds": 30.4,
+    "hf_vitrobust_version": "0.1.0",
+}
+
+
+def _dig(mapping, path):
+    for key in path:
+        mapping = mapping[key]
+    return mapping
+
+
+def test_card_lists_every_result_of_every_run_and_model():
+    runs = [_results(run="run-a"), _results(keys=("alternet",), run="run-b")]
+    card = ModelCard(render_model_card(results=runs, repo_id="me/robustness"))
+    found = [(r.dataset_type, r.dataset_name, r.metric_type, r.metric_value) for r in card.data.eval_results]
+    expected = []
+    for run in runs:
+        for per_benchmark in run["metrics"].values():
+            for benchmark, path, metric_type in EXPECTED:
+                expected.append((benchmark, metric_type, _dig(per_benchmark[benchmark], path)))
+    assert len(found) == len(expected) == 3 * len(EXPECTED)
+    # Each expected value is listed under its benchmark's dataset with its metric type (values as in results.json).
+    remaining = list(found)
+    for benchmark, metric_type, value in expected:
+        match = next(
+            r
+            for r in remaining
+            if benchmark in (r[0] + r[1]) and r[2] == metric_type and r[3] == pytest.approx(value)
+        )
+        remaining.remove(match)
+    assert remaining == []
+    assert all(r.task_type == "image-classification" for r in card.data.eval_results)
+    sources = {r.source_url for r in card.data.eval_results}
+    assert sources == {
+        f"https://huggingface.co/me/robustness/blob/main/results/{run}/results.json"
+        for run in ("run-a", "run-b")
+    }
+    assert card.data.license == "apache-2.0" and card.data.pipeline_tag == "image-classification"
+    assert {"hf_vitrobust", "robustness", "imagenet-c", "imagenet-o"} <= set(card.data.tags)
+    assert set(card.data.datasets) == {"barkermrl/imagenet-a", "Voxel51/ImageNet-O"}
+
+
+def test_generated_benchmarks_are_marked_and_hub_ids_are_dataset_types():
+    card = ModelCard(render_model_card(results=[_results(keys=("vit",))]))
+    by_type = {}
+    for result in card.data.eval_results:
+        by_type.setdefault(result.dataset_type, result)
+    generated = by_type["imagenet-c"]
+    assert "generated" in generated.dataset_name and "not the released" in generated.dataset_name
+    assert generated.dataset_args["generated"] is True
+    assert "generated" in by_type["imagenet-p"].dataset_name
+    assert "barkermrl/imagenet-a" in by_type and by_type["barkermrl/imagenet-a"].dataset_revision == "abc123"
+    assert not (by_type["imagenet-val"].dataset_args or {}).get("generated")
+    assert "generated" not in by_type["barkermrl/imagenet-a"].dataset_name
+    # The repository's own model (its spec is the repo id) is named after the repository; another model keeps its
+    # name, so that no card credits one model's numbers to another.
+    own = ModelCard(render_model_card(results=[_results(keys=("vit",))], repo_id="org/vit"))
+    assert own.data.model_name == "vit"
+    other = ModelCard(render_model_card(results=[_results(keys=("vit",))], repo_id="me/robustness-results"))
+    assert other.data.model_name == "org/vit"
+
+
+def test_checkpoint_card_has_training_summary_loading_limitations_and_citations():
+    results = [_results(keys=("alternet",))]
+    text = render_model_card(
+        checkpoint=SUMMARY, results=results, repo_id="me/alternet-digits", own_specs=["org/alternet"]
+    )
+    card = ModelCard(text)
+    assert ModelCard(render_model_card(checkpoint=SUMMARY, results=results)).data.model_name == "org/alternet"
+    assert card.data.license == "apache-2.0"
+    assert card.data.library_name == "transformers"
+    assert card.data.pipeline_tag == "image-classification"
+    assert "alternet" in card.data.tags
+    assert card.data.model_name == "alternet-digits"
+    assert len(card.data.eval_results) == len(EXPECTED)
+    body = card.text
+    assert 'from_pretrained("me/alternet-digits", trust_remote_code=True)' in body
+    assert "import hf_vitrobust.models" in body
+    for key, value in (("lr", "0.004"), ("mixup_alpha", "0.8"), ("sam", "True")):
+        assert f"| {key} | {value} |" in body
+    for row in ("| 1 | 2.1 | 61 | 10.5 |", "| 3 | 0.7 | 96.11 | 9.8 |"):
+        assert row in body
+    assert "96.11 %" in body  # eval accuracy, in percent
+    assert "toy model" in body and "digits" in body
+    assert "generated" in body  # the limitation note on generated benchmarks
+    assert "@inproceedings{paul2022vision" in body and "@inproceedings{park2022how" in body
+    assert "@inproceedings{hendrycks2019benchmarking" in body
+    # The headline table of the run: the model's name and its summary values.
+    assert "| org/alternet | 80 | 0.5 |" in body
+    assert "&id" not in text and "*id" not in text  # plain YAML, no anchors
+
+
+def test_checkpoint_only_card_has_no_model_index():
+    card = ModelCard(render_model_card(checkpoint=SUMMARY))
+    assert card.data.eval_results is None
+    assert card.data.library_name == "transformers" and "alternet" in card.data.tags
+    assert "## Robustness results" not in card.text and "| 2 | 1.2 | 88 | 10.1 |" in card.text
+    assert "hendrycks2019" not in card.text
+    pretrained = ModelCard(
+        render_model_card(checkpoint={**SUMMARY, "dataset": "org/flowers", "pretrained": True})
+    )
+    assert pretrained.data.license == "other" and pretrained.data.datasets == ["org/flowers"]
+
+
+def test_a_minimal_summary_is_enough():
+    """A checkpoint not trained here (converted, say) is described from its config: architecture, maybe labels."""
+    for summary in (
+        {"architecture": "AlterNetForImageClassification"},
+        {"architecture": "ViTForImageClassification"},
+    ):
+        card = ModelCard(render_model_card(checkpoint=summary))
+        assert summary["architecture"] in card.text and card.data.library_name == "transformers"
+        assert ("alternet" in card.data.tags) == ("AlterNet" in summary["architecture"])
+        assert "## Training" not in card.text and "None" not in card.text
+
+
+def test_empty_input_is_refused():
+    with pytest.raises(ValueError, match="checkpoint summary, evaluation results"):
+        render_model_card()
+
+
+def test_templates_ship_inside_the_package():
+    """`hf_vitrobust/model_card_templates` is a link to the top-level model_cards/: one source, in the wheel."""
+    link = REPO / "hf_vitrobust" / "model_card_templates"
+    assert link.is_symlink() and link.resolve() == (REPO / "model_cards").resolve()
+    found = templates_dir()
+    for name in ("model_card.md.j2", "metric_space.md.j2"):
+        assert filecmp.cmp(found / name, REPO / "model_cards" / name, shallow=False)
