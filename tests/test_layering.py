@@ -126,3 +126,26 @@ def test_the_tests_mirror_the_package_layout():
             assert f"hf_vitrobust.{folder}" in text or (folder == "hub" and test.name in space_app), test
     top_level = {path.stem.removeprefix("test_") for path in tests.glob("test_*.py")}
     assert top_level <= set(ALLOWED) | {"cli_train_push", "device_placement", "layering", "lint"}, top_level
+
+
+def test_evaluation_names_no_probe():
+    """The runner, the report and the figures loop over `PROBES`: no module of evaluation/ spells a probe's name as
+    a string, or its function or result class as a name."""
+    from hf_vitrobust.probes import PROBES
+
+    spelled = set()
+    for spec in PROBES.values():
+        spelled |= {spec.name, spec.probe.__name__, spec.result_type.__name__, spec.result_type.probe_name()}
+    for path in sorted((PACKAGE / "evaluation").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        strings = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        }
+        names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        names |= {
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names
+        }
+        found = spelled & (strings | names)
+        assert not found, f"evaluation/{path.name} names probe(s) {sorted(found)}"

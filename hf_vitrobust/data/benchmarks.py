@@ -32,7 +32,7 @@ from .builtin import BUILTIN_SOURCE
 from .hub_labels import CIFAR10_CLASSES, CIFAR100_CLASSES
 from .hub_schemas import HUB_SCHEMAS, HubSchema, hub_schemas_for
 from .protocols import ClassSubset, imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
-from .samples import Source
+from .samples import SchemaError, Source
 
 TASKS = ("classification", "ood", "sequence", "background")
 
@@ -239,30 +239,33 @@ class Benchmark:
         return value
 
     def check_source(self, source: str | None) -> None:
-        """Refuse the source forms that only fit other benchmarks ("builtin", "generated:..."), with a ValueError
-        naming what to use; the rest is checked when the data is opened."""
+        """Refuse the source forms that only fit other benchmarks ("builtin", "generated:..."), with a `SchemaError`
+        (a ValueError) naming what to use; the rest is checked when the data is opened. The one check of these
+        forms: the suite loader and `resolve_source` both call it."""
         if source == BUILTIN_SOURCE and self.name != "imagenet-val":
-            raise ValueError(
-                f"source {BUILTIN_SOURCE!r} (the bundled photos) is imagenet-val's; "
-                + (
-                    f"for {self.name} use 'generated:{BUILTIN_SOURCE}'."
-                    if self.generated_from == "imagenet-val"
-                    else f"{self.name} has no bundled data."
-                )
+            hint = (
+                f"; for {self.name} use 'generated:{BUILTIN_SOURCE}' (corrupted or perturbed on the fly)."
+                if self.generated_from == "imagenet-val"
+                else f"; {self.name} has no bundled data."
+            )
+            raise SchemaError(
+                f"'{BUILTIN_SOURCE}' (the bundled sample of ImageNet-labelled photos) is a source of imagenet-val "
+                f"only, not of {self.name}{hint}"
             )
         if source is None or not source.startswith("generated:"):
             return
         if self.generated_from is None:
-            raise ValueError(
+            raise SchemaError(
                 f"{self.name} cannot be generated; 'generated:<clean source>' works for "
                 f"{', '.join(name for name, b in BENCHMARKS.items() if b.generated_from)}."
             )
         clean = source[len("generated:") :]
         if clean == BUILTIN_SOURCE and self.generated_from != "imagenet-val":
             example = (*BENCHMARKS[self.generated_from].hub_sources, "<path>")[0]
-            raise ValueError(
-                f"'generated:{BUILTIN_SOURCE}' corrupts the bundled ImageNet photos; {self.name} is generated from "
-                f"{self.generated_from} (e.g. generated:{example})."
+            raise SchemaError(
+                f"'generated:{BUILTIN_SOURCE}' corrupts the bundled ImageNet photos, a source of imagenet-val only, "
+                f"not of {self.generated_from}; {self.name} is generated from {self.generated_from} "
+                f"(e.g. generated:{example})."
             )
 
 

@@ -174,11 +174,8 @@ def resolve_source(
     variants = [variant] if isinstance(variant, str) else (list(variant) if variant is not None else None)
     selection = {"corruptions": corruptions, "severities": severities}
 
+    bench.check_source(spec)
     if spec.startswith("generated:"):
-        if bench.generated_from is None:
-            raise ValueError(
-                f"{bench.name} cannot be generated; 'generated:' works for ImageNet-C, ImageNet-P and CIFAR-C."
-            )
         from .generated import GeneratedCorruptionSource, GeneratedPerturbationSource
 
         clean_spec = spec[len("generated:") :]
@@ -207,16 +204,6 @@ def resolve_source(
         )
 
     if spec == BUILTIN_SOURCE:
-        if bench.name != "imagenet-val":
-            hint = (
-                " Use 'generated:builtin' to corrupt or perturb it on the fly."
-                if bench.generated_from == "imagenet-val"
-                else ""
-            )
-            raise SchemaError(
-                f"'builtin' (the bundled sample of ImageNet-labelled photos) is a source of imagenet-val only, not "
-                f"of {bench.name}.{hint}"
-            )
         return BuiltinPhotosSource()
 
     candidates = bench.hub_schemas

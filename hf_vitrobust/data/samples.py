@@ -225,9 +225,8 @@ class InMemorySource(Source):
         return dict(self._description)
 
 
-class LimitedSource(Source):
-    """The first `limit` raw samples of another source (ones that then fail to decode included, so positions stay
-    the same whatever fails to decode). Shares the inner source's skip report. What `Source.limited` makes."""
+class _LimitedView(Source):
+    """What both limited views share: the inner source, the limit, its checks and its skip report."""
 
     def __init__(self, inner: Source, limit: int) -> None:
         super().__init__()
@@ -239,6 +238,15 @@ class LimitedSource(Source):
 
     def validate(self) -> None:
         self.inner.validate()
+
+    @property
+    def countable(self) -> bool:
+        return self.inner.countable
+
+
+class LimitedSource(_LimitedView):
+    """The first `limit` raw samples of another source (ones that then fail to decode included, so positions stay
+    the same whatever fails to decode). Shares the inner source's skip report. What `Source.limited` makes."""
 
     def raw_samples(self) -> Iterator[RawSample]:
         return itertools.islice(self.inner.raw_samples(), self.limit)
@@ -246,16 +254,12 @@ class LimitedSource(Source):
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "limit": self.limit}
 
-    @property
-    def countable(self) -> bool:
-        return self.inner.countable
-
     def count_without_decoding(self) -> int | None:
         """The limit (an upper bound: the inner source may hold fewer)."""
         return self.limit
 
 
-class CellLimitedSource(Source):
+class CellLimitedSource(_LimitedView):
     """The first `limit` raw samples of every cell of another source: a (corruption, severity) of ImageNet-C and
     CIFAR-C, a perturbation of ImageNet-P, a variant of ImageNet-9. `--limit` on a multi-cell benchmark thus keeps
     every cell (a complete mCE table on few images) instead of the first cells only. The rest of a full cell is
@@ -263,17 +267,6 @@ class CellLimitedSource(Source):
     per_cell=True)` makes (a Hub source's own `limited` also stops reading a part that holds a single cell)."""
 
     CELL_KEYS = ("corruption", "severity", "perturbation", "difficulty", "variant")
-
-    def __init__(self, inner: Source, limit: int) -> None:
-        super().__init__()
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0, got {limit}")
-        self.inner = inner
-        self.limit = limit
-        self.report = inner.report
-
-    def validate(self) -> None:
-        self.inner.validate()
 
     def raw_samples(self) -> Iterator[RawSample]:
         counts: dict[tuple[Any, ...], int] = {}
@@ -286,7 +279,3 @@ class CellLimitedSource(Source):
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "limit_per_cell": self.limit}
-
-    @property
-    def countable(self) -> bool:
-        return self.inner.countable

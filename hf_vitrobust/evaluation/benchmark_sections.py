@@ -17,13 +17,13 @@ from .report_blocks import (
     Block,
     Paragraph,
     Row,
-    _get,
-    _model_table,
-    _named_value_table,
-    _num,
-    _pct,
-    _plain,
     figure_blocks,
+    model_table,
+    named_value_table,
+    number_at,
+    percent_at,
+    plain_text,
+    read_path,
 )
 from .results import (
     ModelView,
@@ -69,15 +69,15 @@ def schema_1_masked_top1(metrics: Mapping[str, Any], field: str = "top1") -> str
 def clean_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, str]) -> list[Block]:
     """Top-1/top-5 and calibration, one column per model."""
     rows: list[Row] = [
-        ("top-1 (%)", _pct("top1")),
-        ("top-5 (%)", _pct("top5")),
-        ("ECE (%)", _pct("calibration", "ece", scale=100)),
-        ("max calibration error (%)", _pct("calibration", "max_calibration_error", scale=100)),
-        ("NLL (nats)", _num("calibration", "nll")),
-        ("Brier score", _num("calibration", "brier")),
-        ("samples", lambda m: fmt_count(m.get("num_samples", _get("calibration", "num_samples")(m)))),
+        ("top-1 (%)", percent_at("top1")),
+        ("top-5 (%)", percent_at("top5")),
+        ("ECE (%)", percent_at("calibration", "ece", scale=100)),
+        ("max calibration error (%)", percent_at("calibration", "max_calibration_error", scale=100)),
+        ("NLL (nats)", number_at("calibration", "nll")),
+        ("Brier score", number_at("calibration", "brier")),
+        ("samples", lambda m: fmt_count(m.get("num_samples", read_path("calibration", "num_samples")(m)))),
     ]
-    table = _model_table(views, lambda v: v.metrics.get(bench), rows, "metric")
+    table = model_table(views, lambda v: v.metrics.get(bench), rows, "metric")
     return [table] if table else []
 
 
@@ -88,29 +88,29 @@ def corruption_section(bench: str, views: Sequence[ModelView], figures: Mapping[
         return v.metrics.get(bench) if v.kinds.get(bench) == "corruption" else None
 
     rows: list[Row] = [
-        ("mCE (%, AlexNet-normalised: alexnet-15)", _pct("mce")),
+        ("mCE (%, AlexNet-normalised: alexnet-15)", percent_at("mce")),
         (
             "mCE (%, unnormalised mean over every corruption present: unnormalized-19)",
-            _pct("protocols", "unnormalized-19", "mce"),
+            percent_at("protocols", "unnormalized-19", "mce"),
         ),
         (
             "corruptions absent from unnormalized-19",
             lambda m: (
-                ", ".join(_get("protocols", "unnormalized-19", "absent_corruptions")(m) or []) or MISSING
+                ", ".join(read_path("protocols", "unnormalized-19", "absent_corruptions")(m) or []) or MISSING
             ),
         ),
-        ("relative mCE (%)", _pct("relative_mce")),
-        ("unnormalised mCE (%)", _pct("unnormalized_mce")),
-        ("mean corruption accuracy, standard corruptions (%)", _pct("mean_corruption_accuracy")),
+        ("relative mCE (%)", percent_at("relative_mce")),
+        ("unnormalised mCE (%)", percent_at("unnormalized_mce")),
+        ("mean corruption accuracy, standard corruptions (%)", percent_at("mean_corruption_accuracy")),
         ("mean top-1 over all cells present (%) — Park & Kim", lambda m: fmt_percent(mean_top1(m))),
         ("severity-5 mean top-1 (%) — Paul & Chen Fig. 2", lambda m: fmt_percent(severity5_mean(m))),
         ("contrast, severity 5, top-1 (%) — Paul & Chen Fig. 3", lambda m: fmt_percent(contrast_s5(m))),
-        ("clean error (%)", _pct("clean_error")),
+        ("clean error (%)", percent_at("clean_error")),
         ("samples", lambda m: fmt_count(m.get("num_samples"))),
         ("missing cells", lambda m: fmt_count(len(m.get("missing_cells") or []))),
     ]
     blocks: list[Block] = []
-    if table := _model_table(views, data, rows, "metric"):
+    if table := model_table(views, data, rows, "metric"):
         blocks.append(table)
     partial = [v.key for v in views if (data(v) or {}).get("missing_cells")]
     if partial:
@@ -142,7 +142,7 @@ def corruption_section(bench: str, views: Sequence[ModelView], figures: Mapping[
             "Mean top-1 per severity over the corruptions present (%)",
         ),
     ):
-        if table := _named_value_table(views, values, first, fmt_percent, title):
+        if table := named_value_table(views, values, first, fmt_percent, title):
             blocks.append(table)
     blocks += figure_blocks(benchmark_figure_name(bench, "ce"), figures)
     blocks += figure_blocks(benchmark_figure_name(bench, "severity"), figures)
@@ -170,23 +170,23 @@ def perturbation_section(bench: str, views: Sequence[ModelView], figures: Mappin
 
     rows: list[Row] = [
         ("difficulty", lambda m: fmt_count(m.get("difficulty"))),
-        ("mFR, AlexNet-normalised (%)", _pct("mfr")),
-        ("mT5D, AlexNet-normalised (%)", _pct("mt5d")),
-        ("mFR, unnormalised (mean flip probability, %)", _pct("mfr_unnormalized", scale=100)),
-        ("mT5D, unnormalised (top-5 distance, ranks)", _num("mt5d_unnormalized")),
-        ("validation mFR, unnormalised (%)", _pct("validation_mfr_unnormalized", scale=100)),
-        ("validation mT5D, unnormalised (ranks)", _num("validation_mt5d_unnormalized")),
+        ("mFR, AlexNet-normalised (%)", percent_at("mfr")),
+        ("mT5D, AlexNet-normalised (%)", percent_at("mt5d")),
+        ("mFR, unnormalised (mean flip probability, %)", percent_at("mfr_unnormalized", scale=100)),
+        ("mT5D, unnormalised (top-5 distance, ranks)", number_at("mt5d_unnormalized")),
+        ("validation mFR, unnormalised (%)", percent_at("validation_mfr_unnormalized", scale=100)),
+        ("validation mT5D, unnormalised (ranks)", number_at("validation_mt5d_unnormalized")),
         ("sequences", lambda m: fmt_count(sum((m.get("num_sequences") or {}).values()) or None)),
         ("missing test perturbations", lambda m: ", ".join(m.get("missing_perturbations") or []) or "none"),
     ]
     blocks: list[Block] = []
-    if table := _model_table(views, data, rows, "metric"):
+    if table := model_table(views, data, rows, "metric"):
         blocks.append(table)
     for field, cell, title in (
         ("flip_probability", lambda x: fmt_percent(x, 100), "Flip probability per perturbation (%)"),
         ("top5_distance", fmt_number, "Top-5 distance per perturbation (ranks)"),
     ):
-        if table := _named_value_table(
+        if table := named_value_table(
             views, lambda v, f=field: (data(v) or {}).get(f), "perturbation", cell, title
         ):
             blocks.append(table)
@@ -195,14 +195,14 @@ def perturbation_section(bench: str, views: Sequence[ModelView], figures: Mappin
 
 
 def _metric_table(bench: str, views: Sequence[ModelView], rows: Sequence[Row]) -> list[Block]:
-    table = _model_table(views, lambda v: v.metrics.get(bench), rows, "metric")
+    table = model_table(views, lambda v: v.metrics.get(bench), rows, "metric")
     return [table] if table else []
 
 
 def masked_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, str]) -> list[Block]:
     """ImageNet-A/R: top-1/top-5 under both class masks."""
     rows: list[Row] = [
-        (f"{part} (%, {mask}: {meaning})", _pct("protocols", mask, part))
+        (f"{part} (%, {mask}: {meaning})", percent_at("protocols", mask, part))
         for mask, meaning in CLASS_MASK_PROTOCOLS.items()
         for part in ("top1", "top5")
     ]
@@ -219,9 +219,9 @@ def masked_section(bench: str, views: Sequence[ModelView], figures: Mapping[str,
 def ood_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, str]) -> list[Block]:
     """ImageNet-O: AUPR, AUROC, FPR at 95 % TPR and the two halves' sizes."""
     rows: list[Row] = [
-        ("AUPR (%)", _pct("aupr", scale=100)),
-        ("AUROC (%)", _pct("auroc", scale=100)),
-        ("FPR at 95 % TPR (%)", _pct("fpr_at_95_tpr", scale=100)),
+        ("AUPR (%)", percent_at("aupr", scale=100)),
+        ("AUROC (%)", percent_at("auroc", scale=100)),
+        ("FPR at 95 % TPR (%)", percent_at("fpr_at_95_tpr", scale=100)),
         ("OOD samples", lambda m: fmt_count(m.get("num_ood"))),
         ("in-distribution samples", lambda m: fmt_count(m.get("num_in_distribution"))),
     ]
@@ -231,8 +231,8 @@ def ood_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, st
 def background_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, str]) -> list[Block]:
     """ImageNet-9: top-1 per variant and BG-gap."""
     variants = ordered_union([list((v.metrics.get(bench) or {}).get("accuracy") or {}) for v in views])
-    rows: list[Row] = [(f"{name} top-1 (%)", _pct("accuracy", name, scale=100)) for name in variants]
-    rows.append(("BG-gap = mixed_same − mixed_rand (pp)", _pct("bg_gap", scale=100)))
+    rows: list[Row] = [(f"{name} top-1 (%)", percent_at("accuracy", name, scale=100)) for name in variants]
+    rows.append(("BG-gap = mixed_same − mixed_rand (pp)", percent_at("bg_gap", scale=100)))
     rows.append(("samples", lambda m: fmt_count(sum((m.get("num_samples") or {}).values()) or None)))
     return _metric_table(bench, views, rows)
 
@@ -240,7 +240,7 @@ def background_section(bench: str, views: Sequence[ModelView], figures: Mapping[
 def other_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, str]) -> list[Block]:
     """A metric dict of no known kind: every key, as it is."""
     keys = ordered_union([list(v.metrics.get(bench) or {}) for v in views])
-    return _metric_table(bench, views, [(key, lambda m, key=key: _plain(m.get(key))) for key in keys])
+    return _metric_table(bench, views, [(key, lambda m, key=key: plain_text(m.get(key))) for key in keys])
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -248,13 +248,16 @@ def other_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, 
 
 
 def clean_rows(bench: str) -> list[Row]:
-    return [(f"{bench} top-1 (%)", _pct("top1")), (f"{bench} ECE (%)", _pct("calibration", "ece", scale=100))]
+    return [
+        (f"{bench} top-1 (%)", percent_at("top1")),
+        (f"{bench} ECE (%)", percent_at("calibration", "ece", scale=100)),
+    ]
 
 
 def corruption_rows(bench: str) -> list[Row]:
     return [
-        (f"{bench} mCE (%, lower is better; alexnet-15)", _pct("mce")),
-        (f"{bench} mCE (%, unnormalized-19)", _pct("protocols", "unnormalized-19", "mce")),
+        (f"{bench} mCE (%, lower is better; alexnet-15)", percent_at("mce")),
+        (f"{bench} mCE (%, unnormalized-19)", percent_at("protocols", "unnormalized-19", "mce")),
         (f"{bench} mean top-1 (%)", lambda m: fmt_percent(mean_top1(m))),
         (f"{bench} severity-5 mean top-1 (%)", lambda m: fmt_percent(severity5_mean(m))),
     ]
@@ -262,21 +265,21 @@ def corruption_rows(bench: str) -> list[Row]:
 
 def masked_rows(bench: str) -> list[Row]:
     rows: list[Row] = [
-        (f"{bench} top-1 (%, {mask})", _pct("protocols", mask, "top1")) for mask in CLASS_MASK_PROTOCOLS
+        (f"{bench} top-1 (%, {mask})", percent_at("protocols", mask, "top1")) for mask in CLASS_MASK_PROTOCOLS
     ]
     return [*rows, (f"{bench} top-1 (%)", schema_1_masked_top1)]
 
 
 def ood_rows(bench: str) -> list[Row]:
-    return [(f"{bench} AUPR (%)", _pct("aupr", scale=100))]
+    return [(f"{bench} AUPR (%)", percent_at("aupr", scale=100))]
 
 
 def perturbation_rows(bench: str) -> list[Row]:
-    return [(f"{bench} mFR, unnormalised (%)", _pct("mfr_unnormalized", scale=100))]
+    return [(f"{bench} mFR, unnormalised (%)", percent_at("mfr_unnormalized", scale=100))]
 
 
 def background_rows(bench: str) -> list[Row]:
-    return [(f"{bench} BG-gap (pp)", _pct("bg_gap", scale=100))]
+    return [(f"{bench} BG-gap (pp)", percent_at("bg_gap", scale=100))]
 
 
 def no_rows(bench: str) -> list[Row]:

@@ -27,9 +27,9 @@ from .report_blocks import (
     Paragraph,
     Row,
     Table,
-    _model_table,
-    _named_value_table,
     figure_blocks,
+    model_table,
+    named_value_table,
 )
 from .results import (
     ModelView,
@@ -250,7 +250,7 @@ def _summary(views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequ
                 lambda metrics, name=name, spec=spec: spec.summary_cell(metrics.get(name)),
             )
         )
-    table = _model_table(views, lambda v: {**v.metrics, **v.probes}, rows, "headline")
+    table = model_table(views, lambda v: {**v.metrics, **v.probes}, rows, "headline")
     if table is None:
         return []
     return [Heading(2, "Summary"), table]
@@ -293,7 +293,7 @@ def _probe_sections(
         )
         if benchmarks:
             blocks.append(Paragraph(f"Images from: {', '.join(benchmarks)}."))
-        if table := _named_value_table(
+        if table := named_value_table(
             views,
             lambda v, n=name, k=kind: _probe_values(k, v.probes[n]) if n in v.probes else None,
             "value",
@@ -313,7 +313,7 @@ def _timing(results: Sequence[Mapping[str, Any]], views: Sequence[ModelView]) ->
         timing = (results[v.run].get("timing") or {}).get(v.key)
         if timing:
             by_key[v.key] = timing
-    table = _named_value_table(
+    table = named_value_table(
         [v for v in views if v.key in by_key],
         lambda v: by_key.get(v.key),
         "step",

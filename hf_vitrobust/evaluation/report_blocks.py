@@ -14,7 +14,7 @@ from .figures import caption
 from .results import ModelView, ordered_union
 
 
-def _plain(value: Any) -> str:
+def plain_text(value: Any) -> str:
     """A value of an unrecognised metric dict: numbers formatted, text as it is, containers summarised."""
     if isinstance(value, str):
         return value
@@ -57,7 +57,7 @@ Block = Heading | Paragraph | Table | FigureBlock
 Row = tuple[str, Callable[[Mapping[str, Any]], str]]
 
 
-def _model_table(
+def model_table(
     views: Sequence[ModelView],
     data: Callable[[ModelView], Mapping[str, Any] | None],
     rows: Sequence[Row],
@@ -78,7 +78,7 @@ def _model_table(
     return Table([first, *(key for key, _ in columns)], body)
 
 
-def _named_value_table(
+def named_value_table(
     views: Sequence[ModelView],
     values: Callable[[ModelView], Mapping[str, Any] | None],
     first: str,
@@ -95,7 +95,9 @@ def _named_value_table(
     return Table([first, *(key for key, _ in columns)], rows, title)
 
 
-def _get(*path: str) -> Callable[[Mapping[str, Any]], Any]:
+def read_path(*path: str) -> Callable[[Mapping[str, Any]], Any]:
+    """A reader of the value at `path` in a nested metric dict (None where any step is missing)."""
+
     def read(data: Mapping[str, Any]) -> Any:
         for key in path:
             if not isinstance(data, Mapping):
@@ -106,12 +108,14 @@ def _get(*path: str) -> Callable[[Mapping[str, Any]], Any]:
     return read
 
 
-def _pct(*path: str, scale: float = 1.0) -> Callable[[Mapping[str, Any]], str]:
-    return lambda d: fmt_percent(_get(*path)(d), scale)
+def percent_at(*path: str, scale: float = 1.0) -> Callable[[Mapping[str, Any]], str]:
+    """A table cell: the value at `path` as a percentage (`scale` 100 for fractions)."""
+    return lambda d: fmt_percent(read_path(*path)(d), scale)
 
 
-def _num(*path: str) -> Callable[[Mapping[str, Any]], str]:
-    return lambda d: fmt_number(_get(*path)(d))
+def number_at(*path: str) -> Callable[[Mapping[str, Any]], str]:
+    """A table cell: the value at `path` as a number."""
+    return lambda d: fmt_number(read_path(*path)(d))
 
 
 def figure_blocks(name: str, figures: Mapping[str, str]) -> list[Block]:
@@ -127,4 +131,10 @@ __all__ = [
     "Row",
     "Table",
     "figure_blocks",
+    "model_table",
+    "named_value_table",
+    "number_at",
+    "percent_at",
+    "plain_text",
+    "read_path",
 ]

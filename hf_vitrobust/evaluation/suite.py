@@ -26,6 +26,7 @@ from typing import Any
 from ..data import BENCHMARKS
 from ..data.benchmarks import OPTION_NAMES
 from ..registry import did_you_mean
+from .benchmark_kinds import BENCHMARK_KINDS
 from .protocols import check_protocol
 
 SUITE_NAMES = ("paper", "mechanisms", "quick", "demo")
@@ -304,6 +305,11 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
         raise ValueError(f"{where}: 'report' must be a mapping with string keys, got {report!r}.")
     _check_json(report, f"{where}.report")
     benchmark = BENCHMARKS[name]
+    if benchmark.kind not in BENCHMARK_KINDS:
+        raise ValueError(
+            f"{where}: the benchmark's kind {benchmark.kind!r} is not a registered BenchmarkKind."
+            f"{did_you_mean(benchmark.kind, BENCHMARK_KINDS)} Known kinds: {', '.join(BENCHMARK_KINDS)}."
+        )
     try:
         checked = benchmark.check_options({**nested, **flat}, source)
         benchmark.check_source(source)

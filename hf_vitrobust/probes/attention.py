@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,11 +60,12 @@ from .base import (
     new_axes,
     prepare_inputs,
 )
-from .display import MISSING, SeriesData, overlays
+from .display import SeriesData, overlays
 from .spec import (
     ProbeFigure,
     ProbeNotApplicable,
     ProbeSpec,
+    method_headline,
     probe_kwargs,
     register_probe,
     rounded_maps,
@@ -467,10 +468,6 @@ def _applicable(classifier: Classifier, params: dict) -> None:
         )
 
 
-def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
-    return {"method": str(probe.get("method") or MISSING)}
-
-
 def draw_attention(data: SeriesData, ax: Axes | None = None) -> Figure | None:
     """The first attention map of each model (over its input image when the dict has one; on `ax`: one model)."""
     return overlays(data, "maps", "Attention maps", ax=ax)
@@ -491,7 +488,7 @@ SPEC = register_probe(
         extra_params=("max_maps", "max_layer_maps"),
         applicable_fn=_applicable,
         choices={"normalization": ROLLOUT_NORMALIZATIONS},
-        headline=_headline,
+        headline=method_headline,
         figures={"attention": ProbeFigure(draw_attention, "Attention map of the first probe image.")},
     )
 )

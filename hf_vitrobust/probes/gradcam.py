@@ -26,7 +26,7 @@ call; the gradient flows from the input pixels). Each image's map depends only o
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,11 +47,12 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
-from .display import MISSING, SeriesData, overlays
+from .display import SeriesData, overlays
 from .spec import (
     ProbeFigure,
     ProbeNotApplicable,
     ProbeSpec,
+    method_headline,
     probe_kwargs,
     register_probe,
     rounded_maps,
@@ -316,10 +317,6 @@ def _applicable(classifier: Classifier, params: dict) -> None:
         raise ProbeNotApplicable(f"gradcam: no target layer in {classifier.name!r}: {err}") from err
 
 
-def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
-    return {"method": str(probe.get("method") or MISSING)}
-
-
 def draw_gradcam(data: SeriesData, ax: Axes | None = None) -> Figure | None:
     """The first CAM of each model (over its input image when the dict has one; on `ax`: one model)."""
     return overlays(data, "cams", "Grad-CAM", ax=ax)
@@ -338,7 +335,7 @@ SPEC = register_probe(
         default_params={"max_maps": 8},
         extra_params=("max_maps",),
         applicable_fn=_applicable,
-        headline=_headline,
+        headline=method_headline,
         figures={"gradcam": ProbeFigure(draw_gradcam, "Grad-CAM map of the first probe image.")},
     )
 )

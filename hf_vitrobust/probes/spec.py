@@ -114,6 +114,11 @@ def _no_headline(probe: Mapping[str, Any]) -> dict[str, str]:
     return {}
 
 
+def method_headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    """The headline of the map probes (attention maps, Grad-CAM): the method that made the maps."""
+    return {"method": str(probe.get("method") or MISSING)}
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProbeSpec:
     """A probe as a unit of the runner and of the report.
@@ -326,6 +331,7 @@ __all__ = [
     "ProbeSpec",
     "chunk_seed",
     "get_probe",
+    "method_headline",
     "probe_kwargs",
     "probe_of",
     "register_probe",
