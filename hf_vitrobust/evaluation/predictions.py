@@ -58,10 +58,21 @@ def prediction_rows(
     benchmark: Benchmark,
     positions: list[int],
     samples: list[Sample],
-    logits: torch.Tensor,
+    logits: torch.Tensor | list[torch.Tensor],
     keep_logits: bool,
 ) -> dict[str, list[Any]]:
-    """Columns of `PREDICTION_SCHEMA` for one chunk. `logits`: (n, classes), or (n, T, classes) for sequences."""
+    """Columns of `PREDICTION_SCHEMA` for one chunk. `logits`: (n, classes), or (n, T, classes) for sequences, or a
+    list of (T_i, classes) for sequences of different lengths."""
+    if isinstance(logits, list):
+        sequences = [sequence.detach().to(torch.float32).cpu() for sequence in logits]
+        k = min(TOP_K, sequences[0].shape[-1])
+        tops = [sequence.topk(k, dim=-1).indices for sequence in sequences]
+        columns = prediction_rows(
+            benchmark, positions, samples, torch.stack([sequence[:1] for sequence in sequences]), keep_logits
+        )
+        columns["frame_top5"] = [top.tolist() for top in tops]
+        columns["frame_predictions"] = [top[:, 0].tolist() for top in tops]
+        return columns
     logits = logits.detach().to(torch.float32).cpu()
     n = len(samples)
     columns: dict[str, list[Any]] = {name: [None] * n for name in PREDICTION_SCHEMA.names}

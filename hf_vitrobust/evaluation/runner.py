@@ -345,8 +345,15 @@ class Runner:
         with torch.autocast(device_type=self.group.device.type, dtype=dtype):
             yield
 
-    def _classify(self, model: torch.nn.Module, pixels: torch.Tensor) -> torch.Tensor:
-        """Logits of (n, 3, h, w) or (n, T, 3, h, w) pixels, in batches of `batch_size` images."""
+    def _classify(
+        self, model: torch.nn.Module, pixels: torch.Tensor | list[torch.Tensor]
+    ) -> torch.Tensor | list[torch.Tensor]:
+        """Logits of (n, 3, h, w) or (n, T, 3, h, w) pixels, in batches of `batch_size` images; of a list of
+        sequences of different lengths (T_i, 3, h, w), the list of their (T_i, classes) logits (the frames are
+        batched in the same order as a stacked chunk's)."""
+        if isinstance(pixels, list):
+            logits = self._classify(model, torch.cat(pixels))
+            return list(logits.split([len(sequence) for sequence in pixels]))
         flat = pixels.flatten(0, pixels.dim() - 4)
         outputs = []
         with torch.inference_mode(), self._autocast():

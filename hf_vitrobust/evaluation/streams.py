@@ -106,12 +106,14 @@ def uint8_to_pixels(preprocessing: Preprocessing, image: torch.Tensor) -> torch.
 
 @dataclass
 class ChunkInputs:
-    """One chunk, decoded and preprocessed: pixels (n, 3, h, w), or (n, T, 3, h, w) for sequences."""
+    """One chunk, decoded and preprocessed: pixels (n, 3, h, w), or (n, T, 3, h, w) for sequences; sequences of
+    different lengths in one chunk (ImageNet-P's 41-frame translate beside 31-frame ones) stay a list of
+    (T_i, 3, h, w)."""
 
     index: int
     positions: list[int]
     samples: list[Sample]  # images dropped (metadata, labels and ids only)
-    pixels: torch.Tensor | None
+    pixels: torch.Tensor | list[torch.Tensor] | None
     skipped: dict[str, Any]
 
 
@@ -145,7 +147,12 @@ def prepare_chunk(
         positions.append(position)
         pixels.append(pixel)
         samples.append(_without_image(sample))
-    stacked = torch.stack(pixels) if pixels else None
+    if not pixels:
+        stacked = None
+    elif len({pixel.shape for pixel in pixels}) == 1:
+        stacked = torch.stack(pixels)
+    else:
+        stacked = pixels
     return ChunkInputs(index, positions, samples, stacked, report.to_dict())
 
 

@@ -93,3 +93,64 @@ def test_imagenet_o_is_limited_per_half():
 def test_a_stream_that_is_not_countable_expects_its_limit_or_nothing(limit):
     plan = plan_stream(get_benchmark("imagenet-val"), InMemorySource([]), limit, 4, {})
     assert plan.expected_samples() == (None if limit is None else 3)
+
+
+def _tiny_vit(folder) -> str:
+    import torch
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    torch.manual_seed(0)
+    config = ViTConfig(
+        image_size=32,
+        patch_size=8,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_labels=1000,
+    )
+    ViTForImageClassification(config).save_pretrained(folder)
+    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    return str(folder)
+
+
+def test_sequences_of_different_lengths_share_a_chunk(tmp_path):
+    """Generated ImageNet-P with translate (41 frames) and rotate (31) in one chunk: each sequence keeps its own
+    length, and its frame predictions and flip rate equal those of a run of that perturbation alone."""
+    import json
+
+    import pandas as pd
+    import yaml
+
+    from hf_vitrobust.evaluation import evaluate
+
+    model = _tiny_vit(tmp_path / "model")
+
+    def run(variants: list[str]) -> tuple[pd.DataFrame, dict]:
+        name = "-".join(variants)
+        suite = {
+            "name": name,
+            "models": [model],
+            "batch_size": 16,
+            "chunk_size": 8,
+            "benchmarks": {"imagenet-p": {"source": "generated:builtin", "variant": variants, "limit": 2}},
+        }
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(suite))
+        evaluate(suite=str(tmp_path / f"{name}.yaml"), output=tmp_path / name, progress=False)
+        results = json.loads((tmp_path / name / "results.json").read_text())
+        [key] = results["metrics"]
+        frame = pd.read_parquet(tmp_path / name / "predictions" / key / "imagenet-p.parquet")
+        return frame, results["metrics"][key]["imagenet-p"]
+
+    both, metrics = run(["translate", "rotate"])
+    assert both.groupby("perturbation")["frame_predictions"].apply(
+        lambda s: {len(f) for f in s}
+    ).to_dict() == {
+        "rotate": {31},
+        "translate": {41},
+    }
+    for name in ("translate", "rotate"):
+        alone, alone_metrics = run([name])
+        rows = both[both["perturbation"] == name].reset_index(drop=True)
+        assert rows["sample_id"].tolist() == alone["sample_id"].tolist()
+        assert [list(f) for f in rows["frame_predictions"]] == [list(f) for f in alone["frame_predictions"]]
+        assert metrics["flip_probability"][name] == alone_metrics["flip_probability"][name]
