@@ -5,8 +5,8 @@ A Gradio app (Hugging Face Space). Pick a model (the builtin EfficientNet-Lite0,
 image-classification id), upload a photo or pick an example, and apply an ImageNet-C corruption (Hendrycks &
 Dietterich 2019), a Cutout occlusion (Paul & Chen 2022) or a Fourier-basis perturbation (Yin et al. 2019). The app
 shows the clean and perturbed images the model sees, both top-5 predictions, and an attention-rollout (models with
-self-attention) or Grad-CAM (CNNs) overlay. A results panel turns the results.json files shipped in `results/`
-into a small robustness leaderboard.
+self-attention) or Grad-CAM (CNNs) overlay. A results panel turns the results.json files shipped in `results/`,
+and those pushed to the model repos named in VITROBUST_RESULTS_REPOS, into a small robustness leaderboard.
 
 `build_demo()` builds the UI; `python app.py` launches it (what a Space runs).
 """
@@ -36,6 +36,9 @@ APP_DIR = Path(__file__).resolve().parent
 DEFAULT_MODEL = "builtin:efficientnet_lite0"
 EXAMPLES_DIR = APP_DIR / "examples"
 RESULTS_DIR = APP_DIR / "results"
+# Model repos whose pushed results (`results/<run>/results.json`) the leaderboard reads, comma-separated.
+RESULTS_REPOS_ENV = "VITROBUST_RESULTS_REPOS"
+LEADERBOARD_COLUMNS = ("model", "run", "source", "suite", "commit")
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 MAX_FILE_MB = 20
@@ -261,34 +264,79 @@ def _column_rank(column: str) -> tuple[int, str]:
     return len(_COLUMN_ORDER), column
 
 
-def leaderboard(results_dir: str | os.PathLike | None = RESULTS_DIR) -> pd.DataFrame:
-    """One row per model of every results.json under `results_dir`: its run and headline numbers (clean top-1,
-    ImageNet-C mCE, ImageNet-A/R top-1, ImageNet-O AUPR, ...: the `summary` the evaluation runner writes).
+def _pushed_repo(repo: str) -> Path | None:
+    """A pushed model repo as a folder: a local folder (a staged or downloaded repo) as is, a Hub id downloaded
+    (its `results/*/results.json` only); None where it cannot be read (offline, unknown, private)."""
+    path = Path(repo).expanduser()
+    if path.is_dir():
+        return path
+    if not _HUB_ID.match(repo):
+        return None
+    from huggingface_hub import snapshot_download
 
-    Files that are not hf_vitrobust results (or of a newer schema) are skipped.
+    try:
+        return Path(snapshot_download(repo, allow_patterns=["results/*/results.json"]))
+    except (OSError, ValueError):  # the Hub's errors (HTTP, offline, not found) are OSErrors
+        return None
+
+
+def _repos_from_env() -> list[str]:
+    return [item for item in re.split(r"[\s,]+", os.environ.get(RESULTS_REPOS_ENV, "")) if item]
+
+
+def _result_files(results_dir: str | os.PathLike | None, repos: Sequence[str]) -> list[tuple[Path, str, str]]:
+    """(results.json, run, source) of the Space's own results and of each pushed model repo."""
+    found = []
+    root = Path(results_dir) if results_dir is not None else None
+    if root is not None and root.is_dir():
+        for path in sorted(root.glob("**/results.json")):
+            found.append((path, path.parent.name if path.parent != root else "results", "space"))
+    for repo in repos:
+        folder = _pushed_repo(repo)
+        if folder is not None:
+            found += [
+                (path, path.parent.name, repo) for path in sorted(folder.glob("results/*/results.json"))
+            ]
+    return found
+
+
+def leaderboard(
+    results_dir: str | os.PathLike | None = RESULTS_DIR, repos: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """One row per model of every results.json: those shipped with the Space under `results_dir`, and the pushed
+    results (`results/<run>/results.json`, as `vitrobust push` stages a model repo) of each of `repos` (model
+    repo ids or local folders; default: the ids in the VITROBUST_RESULTS_REPOS variable, comma-separated).
+
+    Columns (LEADERBOARD_COLUMNS, then the headlines): model (its name in results.json), run (the run's folder),
+    source ("space", or the repo the results were pushed to), suite, commit (the git commit the run was computed
+    with, "unknown" where not recorded), then the run's headline numbers (clean top-1, ImageNet-C mCE,
+    ImageNet-A/R top-1, ImageNet-O AUPR, ...: the `summary` the evaluation runner writes). Files that are not
+    hf_vitrobust results (or of a newer schema), and repos that cannot be read, are skipped.
     """
     from hf_vitrobust.evaluation.results import check_schema
 
     rows: list[dict[str, Any]] = []
-    root = Path(results_dir) if results_dir is not None else None
-    files = sorted(root.glob("**/results.json")) if root is not None and root.is_dir() else []
-    for path in files:
+    for path, run, source in _result_files(results_dir, _repos_from_env() if repos is None else repos):
         try:
             results = json.loads(path.read_text(encoding="utf-8"))
             check_schema(results, str(path))
         except (OSError, ValueError, AttributeError):
             continue
-        run = path.parent.name if path.parent != root else "results"
         summary = results.get("summary") or {}
+        suite = results.get("suite") or {}
+        commit = (results.get("provenance") or {}).get("git_commit")
         for model in results.get("models", []):
             row: dict[str, Any] = {
                 "model": model.get("name") or model.get("spec") or model.get("key"),
                 "run": run,
+                "source": source,
+                "suite": suite.get("name") if isinstance(suite, Mapping) else None,
+                "commit": commit[:12] if isinstance(commit, str) and commit else "unknown",
             }
             for metric, value in (summary.get(model.get("key")) or {}).items():
                 row[metric] = float(f"{value:.4g}") if isinstance(value, int | float) else None
             rows.append(row)
-    columns = ["model", "run"]
+    columns = list(LEADERBOARD_COLUMNS)
     metrics = sorted({column for row in rows for column in row} - set(columns), key=_column_rank)
     return pd.DataFrame(rows, columns=columns + metrics)
 
@@ -300,6 +348,7 @@ def build_demo(
     classifiers: Mapping[str, Classifier] | None = None,
     examples: Sequence[str | os.PathLike] | None = None,
     results_dir: str | os.PathLike | None = RESULTS_DIR,
+    results_repos: Sequence[str] | None = None,
 ) -> gr.Blocks:
     """The demo's UI.
 
@@ -307,6 +356,8 @@ def build_demo(
     classifiers: already loaded classifiers by spec (added to the choices; tests use tiny ones).
     examples: example image paths (default: the JPEGs in `examples/` beside this file).
     results_dir: where the leaderboard finds results.json files (`<run>/results.json`).
+    results_repos: pushed model repos (ids or folders) whose `results/<run>/results.json` the leaderboard reads
+    (default: the VITROBUST_RESULTS_REPOS variable).
     """
     cache = ModelCache(classifiers)
     choices = list(dict.fromkeys([*models, *(classifiers or {})]))
@@ -380,7 +431,7 @@ def build_demo(
         )
 
     def refresh() -> pd.DataFrame:
-        return leaderboard(results_dir)
+        return leaderboard(results_dir, results_repos)
 
     with gr.Blocks(title="hf_vitrobust: robustness of vision models") as demo:
         gr.Markdown(
@@ -465,10 +516,15 @@ def build_demo(
         with gr.Tab("Leaderboard"):
             gr.Markdown(
                 "Robustness of evaluated models, from the results.json files of `vitrobust evaluate` runs "
-                "shipped with this Space (`results/<run>/results.json`)."
+                "shipped with this Space (`results/<run>/results.json`) and pushed to the model repos named in "
+                "the Space variable `VITROBUST_RESULTS_REPOS`. Columns: model, run, source (where the results "
+                "were pushed), suite, commit (of hf_vitrobust), then the headline numbers."
             )
             table = gr.Dataframe(
-                value=leaderboard(results_dir), label="Leaderboard", interactive=False, elem_id="leaderboard"
+                value=leaderboard(results_dir, results_repos),
+                label="Leaderboard",
+                interactive=False,
+                elem_id="leaderboard",
             )
             refresh_button = gr.Button("Refresh", elem_id="refresh")
 

@@ -10,6 +10,8 @@ refuses to continue them. Top-level keys:
 - schema, schema_version, created (ISO-8601 UTC), hf_vitrobust_version, complete (False while a run is underway);
 - suite (the suite's full definition), seed, settings (limit, batch size, precision, compile, workers,
   processes, chunk size, device), environment (Python, platform, library versions, devices);
+- provenance: the package's version and the git commit of the checkout it ran from (`provenance`; None when it
+  is not a checkout), git_dirty True where that checkout had uncommitted changes;
 - models: [{key, spec, name, kind, num_classes, input_size, num_parameters}];
 - benchmarks: {name: {task, kind (how it is scored and shown: `Benchmark.kind`; runs written before it was
   recorded get it from the benchmark registry by name, "other" for unknown names: `benchmark_kind`), label_space, source (the source's provenance), generated (True for ImageNet-C/-P
@@ -76,6 +78,41 @@ def environment(device: torch.device, num_processes: int) -> dict[str, Any]:
         "num_processes": num_processes,
         "cpu_threads": torch.get_num_threads(),
     }
+
+
+def _git(root: Path, *args: str) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def provenance() -> dict[str, Any]:
+    """The source tree the package was imported from: {"hf_vitrobust_version", "git_commit", "git_dirty"}.
+
+    git_commit is `git rev-parse HEAD` of the folder above the package when that folder is the top of a git
+    checkout, and git_dirty whether `git status --porcelain` lists anything there; both None otherwise (an
+    installed wheel, no git). Never raises.
+    """
+    from .. import __version__
+
+    root = Path(__file__).resolve().parents[2]
+    commit, dirty = None, None
+    top = _git(root, "rev-parse", "--show-toplevel")
+    try:
+        is_checkout = top is not None and Path(top).resolve() == root
+    except (OSError, ValueError):
+        is_checkout = False
+    if is_checkout:
+        commit = _git(root, "rev-parse", "HEAD") or None
+        status = _git(root, "status", "--porcelain") if commit else None
+        dirty = None if status is None else bool(status)
+    return {"hf_vitrobust_version": __version__, "git_commit": commit, "git_dirty": dirty}
 
 
 def model_key(spec: str, taken: Iterable[str] = ()) -> str:
@@ -356,6 +393,7 @@ __all__ = [
     "ordered_union",
     "probe_kind",
     "probe_names",
+    "provenance",
     "run_names",
     "severity5_top1",
     "unique_model_keys",

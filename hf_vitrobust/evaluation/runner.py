@@ -51,7 +51,7 @@ from .predictions import (
 )
 from .probe_tasks import ProbeNotApplicable, get_probe_task, select_images
 from .protocols import ModelInput, benchmark_protocol, model_input, protocol_record
-from .results import SCHEMA, SCHEMA_VERSION, environment, json_safe, model_key, utc_now
+from .results import SCHEMA, SCHEMA_VERSION, environment, json_safe, model_key, provenance, utc_now
 from .scoring import benchmark_metrics, headline
 from .store import ChunkStore, load_tensors, save_tensors_atomic, write_json_atomic, write_parquet_atomic
 from .streams import (
@@ -564,6 +564,7 @@ class Runner:
             "seed": self.seed,
             "settings": self.settings,
             "environment": environment(self.group.device, self.group.world_size),
+            "provenance": provenance(),
             "models": [entry.describe() for entry in models],
             "benchmarks": {},
             "metrics": {},

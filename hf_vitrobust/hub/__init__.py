@@ -4,25 +4,33 @@
 
 Stage first, then push: `stage_model(stage, checkpoint, results)` / `stage_metric(stage, name)` write exactly what
 `push(stage, repo_id)` uploads, so a dry run shows it file by file. (`hf_vitrobust.hub.space.stage_space` stages
-the Gradio demo Space.)
+the Gradio demo Space; `stage_predictions` / `push_predictions` a run's per-sample predictions as a dataset repo.)
+Where each goes and what it holds: docs/publishing.md.
 """
 
 from .cards import eval_results, render_model_card
+from .model_repo import ImageProcessorSpec, StagingError
+from .predictions_dataset import push_predictions, split_name, stage_predictions
 from .push import PushError, PushResult, push, resolve_token
 from .space import build_wheel, stage_space
 from .staging import bundle_metric_code, stage_metric, stage_model, staged_files
 
 __all__ = [
+    "ImageProcessorSpec",
     "PushError",
     "PushResult",
+    "StagingError",
     "build_wheel",
     "bundle_metric_code",
     "eval_results",
     "push",
+    "push_predictions",
     "render_model_card",
     "resolve_token",
+    "split_name",
     "stage_metric",
     "stage_model",
+    "stage_predictions",
     "stage_space",
     "staged_files",
 ]

@@ -5,13 +5,14 @@ wheel as `hf_vitrobust/model_card_templates/`), for `vitrobust train` (a checkpo
 
 The YAML metadata follows the Hub's model card spec: license, library_name, pipeline_tag, tags, datasets and a
 `model-index` holding one eval result per (model, benchmark, metric) of every results.json given, so that
-`huggingface_hub.ModelCard(text).data.eval_results` lists them all.
+`huggingface_hub.ModelCard(text).data.eval_results` lists them all; its `dataset.type` and `metric.type` come from
+the fixed table of `hf_vitrobust.hub.model_index` (docs/publishing.md, "Model-index"). The card's "Reproduce"
+section holds the one `vitrobust evaluate` command that reproduces each run (`reproduce_command`).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -19,47 +20,12 @@ from typing import Any
 
 import yaml
 
+from .model_index import dataset_entry, is_hub_id, is_own_type, metric_table
+
 TEMPLATES = "model_card_templates"
 MODEL_CARD_TEMPLATE = "model_card.md.j2"
 METRIC_SPACE_TEMPLATE = "metric_space.md.j2"
 TASK = {"type": "image-classification", "name": "Image Classification"}
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-# Benchmark metric -> (model-index metric type, display name). Values stay in results.json's units, which the
-# names state. The first rows of each table are the headline numbers of the papers.
-_CLASSIFICATION_METRICS = (
-    (("top1",), "accuracy", "Top-1 accuracy (%)"),
-    (("top5",), "top_5_accuracy", "Top-5 accuracy (%)"),
-    (("calibration", "ece"), "ece", "Expected calibration error (fraction, 15 bins)"),
-    # ImageNet-A/R: both class-mask protocols (docs/protocols.md); "top1" above is the run's headline one.
-    (
-        ("protocols", "hendrycks-200", "top1"),
-        "accuracy",
-        "Top-1 over the set's 200 classes (%, hendrycks-200)",
-    ),
-    (("protocols", "paul-chen-1000", "top1"), "accuracy", "Top-1 over all 1000 classes (%, paul-chen-1000)"),
-)
-_CORRUPTION_METRICS = (
-    (("mce",), "mce", "mCE (%, AlexNet-normalised, lower is better)"),
-    (
-        ("protocols", "unnormalized-19", "mce"),
-        "mce",
-        "Unnormalised mean corruption error over every corruption (%, unnormalized-19, lower is better)",
-    ),
-    (("relative_mce",), "relative_mce", "Relative mCE (%, lower is better)"),
-    (("mean_top1",), "accuracy", "Mean top-1 over corruptions and severities (%)"),
-    (("severity5_top1",), "accuracy_severity_5", "Mean top-1 at severity 5 (%)"),
-)
-_SEQUENCE_METRICS = (
-    (("mfr",), "mfr", "mFR (%, AlexNet-normalised, lower is better)"),
-    (("mfr_unnormalized",), "flip_probability", "Mean flip probability (fraction, lower is better)"),
-    (("mt5d_unnormalized",), "top_5_distance", "Mean top-5 distance (lower is better)"),
-)
-_OOD_METRICS = (
-    (("aupr",), "aupr", "AUPR, OOD images positive (fraction)"),
-    (("auroc",), "roc_auc", "AUROC (fraction)"),
-    (("fpr_at_95_tpr",), "fpr_at_95_tpr", "FPR at 95% TPR (fraction, lower is better)"),
-)
 
 _CITATIONS = {
     "paul2022": """@inproceedings{paul2022vision,
@@ -156,57 +122,76 @@ def run_name(result: Mapping[str, Any]) -> str:
     return str((result.get("suite") or {}).get("name") or "results")
 
 
+def _suite_argument(result: Mapping[str, Any]) -> str:
+    """`--suite` of a run: a shipped suite's name, else the path of the suite file it read."""
+    suite = result.get("suite") or {}
+    name = str((result.get("settings") or {}).get("suite") or suite.get("name") or "demo")
+    path = suite.get("path")
+    if not path:
+        return name
+    file = Path(str(path))
+    if file.stem == name and file.parent.parts[-2:] == ("evaluation", "suites"):
+        return name
+    return str(path)
+
+
+def reproduce_command(result: Mapping[str, Any], *, model_specs: Mapping[str, str] | None = None) -> str:
+    """The `vitrobust evaluate` command that reproduces a results.json's numbers: its models' specs (each replaced
+    by `model_specs[spec]` where given, e.g. a checkpoint folder by the repository it is pushed to), the suite's
+    name or file, the data sources that were given, the protocol choices the suite does not make, the image
+    limit and precision when set, and the seed."""
+    import shlex
+
+    settings = result.get("settings") or {}
+    model_specs = model_specs or {}
+    specs = [str(model.get("spec")) for model in result.get("models") or [] if model.get("spec")]
+    words = ["vitrobust", "evaluate"]
+    for spec in specs:
+        words += ["--model", model_specs.get(spec, spec)]
+    words += ["--suite", _suite_argument(result)]
+    for benchmark, source in sorted((settings.get("data") or {}).items()):
+        words += ["--data", f"{benchmark}={source}"]
+    declared = (result.get("suite") or {}).get("benchmarks") or {}
+    for benchmark, protocol in (settings.get("protocols") or {}).items():
+        pinned = (declared.get(benchmark) or {}).get("protocol") or {}
+        for part, choice in (protocol or {}).items():
+            if pinned.get(part) != choice:
+                words += ["--protocol", f"{benchmark}.{part}={choice}"]
+    if settings.get("limit") is not None:
+        words += ["--limit", str(settings["limit"])]
+    if settings.get("precision") not in (None, "fp32"):
+        words += ["--precision", str(settings["precision"])]
+    seed = result.get("seed", settings.get("seed"))
+    if seed is not None:
+        words += ["--seed", str(seed)]
+    return shlex.join(words)
+
+
+def provenance_note(result: Mapping[str, Any]) -> str:
+    """The package version and git commit a run was computed with: "hf_vitrobust 0.1.0, commit <sha>", with
+    "(uncommitted changes)" for a dirty checkout, or "commit unknown" where results.json records none."""
+    recorded = result.get("provenance") or {}
+    version = (
+        recorded.get("hf_vitrobust_version") or result.get("hf_vitrobust_version") or "(version unknown)"
+    )
+    commit = recorded.get("git_commit")
+    if not commit:
+        return f"hf_vitrobust {version}, commit unknown"
+    dirty = " (uncommitted changes)" if recorded.get("git_dirty") else ""
+    return f"hf_vitrobust {version}, commit {commit}{dirty}"
+
+
 def _is_hub_id(value: Any) -> bool:
-    return isinstance(value, str) and bool(_HUB_ID.match(value))
+    return is_hub_id(value)
 
 
 def _dataset(benchmark: str, info: Mapping[str, Any]) -> dict[str, Any]:
-    """The model-index `dataset` of a benchmark: its Hub id as type where it was read from the Hub, and a name that
-    says when the images were generated here rather than read from the released set."""
-    source = info.get("source") or {}
-    generated = bool(info.get("generated") or source.get("generated"))
-    origin = source.get("clean") if generated and isinstance(source.get("clean"), Mapping) else source
-    hub_id = (
-        origin.get("location") if origin.get("kind") == "hub" and _is_hub_id(origin.get("location")) else None
-    )
-    dataset: dict[str, Any] = {"type": hub_id or benchmark}
-    if generated:
-        made_from = hub_id or origin.get("kind") or "a clean source"
-        dataset["name"] = f"{benchmark} (generated by hf_vitrobust from {made_from}; not the released files)"
-        dataset["args"] = {
-            "generated": True,
-            **{
-                key: source[key]
-                for key in ("corruptions", "severities", "perturbations", "difficulty", "seed")
-                if source.get(key) is not None
-            },
-        }
-    else:
-        dataset["name"] = benchmark if hub_id is None else f"{benchmark} ({hub_id})"
-        if origin.get("kind") == "builtin-photos":
-            dataset["name"] = f"{benchmark} (the photos bundled with hf_vitrobust; a demo sample)"
-    if source.get("revision") and hub_id:
-        dataset["revision"] = str(source["revision"])
-    if info.get("num_samples") is not None:
-        dataset.setdefault("args", {})["num_samples"] = info["num_samples"]
-    return dataset
+    """The model-index `dataset` of a benchmark: the fixed table of `hf_vitrobust.hub.model_index`."""
+    return dataset_entry(benchmark, info)
 
 
 def _metric_table(info: Mapping[str, Any], metrics: Mapping[str, Any]):
-    task = info.get("task")
-    if task == "sequence":
-        return _SEQUENCE_METRICS
-    if task == "ood":
-        return _OOD_METRICS
-    if task == "background":
-        variants = sorted((metrics.get("accuracy") or {}).keys())
-        return (
-            (("bg_gap",), "bg_gap", "BG-gap (fraction, mixed_same - mixed_rand)"),
-            *((("accuracy", v), "accuracy", f"Top-1 on {v} (fraction)") for v in variants),
-        )
-    if "mean_top1" in metrics or "mce" in metrics:
-        return _CORRUPTION_METRICS
-    return _CLASSIFICATION_METRICS
+    return metric_table(info, metrics)
 
 
 def _model_names(results: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], str]:
@@ -313,12 +298,23 @@ def _dataset_name(summary: Mapping[str, Any]) -> str | None:
     return None if dataset is None else str(dataset)
 
 
+def _packages(summary: Mapping[str, Any] | None) -> list[str]:
+    """What a user needs to load and run the checkpoint without hf_vitrobust (timm for a TimmWrapper folder)."""
+    kind = f"{(summary or {}).get('model_type', '')} {(summary or {}).get('architecture', '')}".lower()
+    timm = "timm" in kind
+    return ["transformers", "torch", *(["timm"] if timm else []), "pillow"]
+
+
 def _is_alternet(summary: Mapping[str, Any]) -> bool:
     text = f"{summary.get('architecture', '')} {summary.get('preset', '')} {summary.get('model_type', '')}"
     return "alternet" in text.lower()
 
 
-def _results_sections(results: Sequence[Mapping[str, Any]], names: Mapping[tuple[int, str], str]):
+def _results_sections(
+    results: Sequence[Mapping[str, Any]],
+    names: Mapping[tuple[int, str], str],
+    model_specs: Mapping[str, str] | None = None,
+):
     sections = []
     for position, result in enumerate(results):
         summary = result.get("summary") or {}
@@ -346,6 +342,8 @@ def _results_sections(results: Sequence[Mapping[str, Any]], names: Mapping[tuple
                 "description": " ".join(str(suite.get("description") or "").split()),
                 "created": result.get("created"),
                 "version": result.get("hf_vitrobust_version"),
+                "command": reproduce_command(result, model_specs=model_specs),
+                "provenance": provenance_note(result),
                 "complete": result.get("complete", True),
                 "headlines": headlines,
                 "rows": rows,
@@ -356,6 +354,11 @@ def _results_sections(results: Sequence[Mapping[str, Any]], names: Mapping[tuple
             }
         )
     return sections
+
+
+def _pushed_specs(own_specs: Sequence[str], repo_id: str | None) -> dict[str, str]:
+    """The checkpoint folder's specs -> the repository it is pushed to (what a reader can run)."""
+    return {spec: repo_id for spec in own_specs} if repo_id else {}
 
 
 def _limitations(summary: Mapping[str, Any] | None, results: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -405,6 +408,7 @@ def render_model_card(
     repo_id: str | None = None,
     license: str | None = None,
     own_specs: Sequence[str] = (),
+    predictions_repo: str | None = None,
 ) -> str:
     """A README.md (YAML metadata + Markdown) for a checkpoint and/or evaluation results.
 
@@ -414,6 +418,8 @@ def render_model_card(
     `license`: default apache-2.0 (weights trained here from scratch, and results made by hf_vitrobust), "other"
     for a checkpoint that started from pretrained weights. `own_specs`: model specs (e.g. the checkpoint's folder)
     that the results name this repository's model by; results of other models keep their own names.
+    `predictions_repo`: the dataset repo holding the runs' per-sample predictions
+    (`hf_vitrobust.hub.predictions_dataset`), linked from the card.
     """
     from .. import __version__
 
@@ -441,7 +447,10 @@ def render_model_card(
     if _is_hub_id(trained_on) and not Path(trained_on).exists():  # "org/name", not a local folder
         datasets.append(trained_on)
     datasets += [
-        e["dataset"]["type"] for entry in model_index for e in entry["results"] if "/" in e["dataset"]["type"]
+        e["dataset"]["type"]
+        for entry in model_index
+        for e in entry["results"]
+        if not is_own_type(e["dataset"]["type"])
     ]
     metadata: dict[str, Any] = {"license": license}
     if summary is not None:
@@ -462,7 +471,7 @@ def render_model_card(
     citations = [_CITATIONS["paul2022"], _CITATIONS["park2022"]]
     if uses_c_or_p:
         citations.append(_CITATIONS["hendrycks2019"])
-    return _render(
+    card = _render(
         MODEL_CARD_TEMPLATE,
         card_data=card_data,
         title=model_name or "Robustness results",
@@ -477,11 +486,25 @@ def render_model_card(
         training=_training_section(summary)
         if summary and (summary.get("recipe") or summary.get("history"))
         else None,
-        runs=_results_sections(results, names),
+        runs=_results_sections(results, names, _pushed_specs(own_specs, repo_id)),
         limitations=_limitations(summary, results),
         citations=citations,
         version=(summary or {}).get("hf_vitrobust_version") or __version__,
+        packages=_packages(summary),
     )
+    return card if not predictions_repo else _link_predictions(card, predictions_repo)
+
+
+def _link_predictions(card: str, predictions_repo: str) -> str:
+    """The card with a line linking the predictions dataset: before "## Robustness results", else at the end."""
+    line = (
+        f"Per-sample predictions: https://huggingface.co/datasets/{predictions_repo} (one config per benchmark, "
+        "one split per model; `datasets.load_dataset`)."
+    )
+    marker = "\n## Robustness results\n"
+    if marker in card:
+        return card.replace(marker, f"\n{line}\n{marker}", 1)
+    return f"{card.rstrip()}\n\n{line}\n"
 
 
 def metric_space_readme(
@@ -499,4 +522,12 @@ def metric_space_readme(
     )
 
 
-__all__ = ["eval_results", "metric_space_readme", "render_model_card", "run_name", "templates_dir"]
+__all__ = [
+    "eval_results",
+    "metric_space_readme",
+    "provenance_note",
+    "render_model_card",
+    "reproduce_command",
+    "run_name",
+    "templates_dir",
+]

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .model_repo import ImageProcessorSpec
 from .staging import stage_metric, stage_model, staged_files
 
 logger = logging.getLogger(__name__)
@@ -115,4 +116,13 @@ def push(
     )
 
 
-__all__ = ["REPO_TYPES", "PushError", "PushResult", "push", "resolve_token", "stage_metric", "stage_model"]
+__all__ = [
+    "REPO_TYPES",
+    "ImageProcessorSpec",
+    "PushError",
+    "PushResult",
+    "push",
+    "resolve_token",
+    "stage_metric",
+    "stage_model",
+]

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from importlib import metadata, resources
 from pathlib import Path
@@ -23,6 +24,8 @@ from typing import Any
 import yaml
 
 from .cards import metric_space_readme, render_model_card, run_name
+from .model_repo import ImageProcessorSpec, StagingError, checkpoint_kind, make_self_contained, plan_processor
+from .verify import verify_model_stage
 
 # What a run folder contributes to an upload (`.work/`, resumable state and anything else stay home).
 RESULTS_FILES = ("results.json", "report.md", "report.html")
@@ -71,11 +74,15 @@ def _checkpoint_summary(checkpoint: Path) -> dict[str, Any]:
         return json.loads(summary_file.read_text(encoding="utf-8"))
     # A checkpoint not trained here (converted, or any transformers folder): describe it from its config.
     config = json.loads((checkpoint / "config.json").read_text(encoding="utf-8"))
+    # A TimmWrapper config.json holds `label_names` instead of `id2label`.
+    id2label = config.get("id2label") or {
+        str(i): name for i, name in enumerate(config.get("label_names") or [])
+    }
     return {
         "architecture": (config.get("architectures") or [config.get("model_type", "unknown")])[0],
         "model_type": config.get("model_type"),
-        "num_labels": len(config.get("id2label") or {}) or None,
-        "id2label": config.get("id2label"),
+        "num_labels": len(id2label) or config.get("num_classes") or None,
+        "id2label": id2label,
     }
 
 
@@ -100,26 +107,43 @@ def stage_model(
     *,
     repo_id: str | None = None,
     overwrite: bool = False,
+    image_processor: ImageProcessorSpec | None = None,
+    verify: bool = True,
+    predictions_repo: str | None = None,
 ) -> list[Path]:
     """Write exactly the folder a model-repo upload sends, and return its files.
 
     `checkpoint`: a transformers folder (weights, config, image processor, remote code, `training_summary.json`),
-    copied without its resumable `checkpoints/`. `results`: evaluation run folders (or their results.json); each
-    goes to `results/<run folder name>/` with results.json, predictions/, figures/, report.md and report.html
-    (never `.work/`). README.md is rendered from both (`render_model_card`). A non-empty `stage` is refused unless
+    copied without its resumable `checkpoints/` and made self-contained (`model_repo.make_self_contained`): an
+    AlterNet gets its remote code and `auto_map`; a folder without an image processor gets one from its
+    `training_summary.json` or from `image_processor` (which replaces the checkpoint's), else it is refused
+    (StagingError). `results`: evaluation run folders (or their results.json); each goes to `results/<run folder
+    name>/` with results.json, predictions/, figures/, report.md and report.html (never `.work/`). README.md is
+    rendered from both (`render_model_card`; `predictions_repo`: the dataset repo of the runs' predictions, linked
+    from the card).
+
+    Everything is staged in a temporary folder first; with `verify` (the default) a staged checkpoint must load
+    and run where hf_vitrobust cannot be imported and give the original's logits (`verify.verify_model_stage`).
+    Only then is `stage` written: a refused checkpoint leaves it untouched. A non-empty `stage` is refused unless
     `overwrite`, which empties it first.
     """
     from ..evaluation.results import load_results
 
     if checkpoint is None and not results:
         raise ValueError("Nothing to stage: give a checkpoint folder, evaluation results, or both.")
+    if checkpoint is None and image_processor is not None:
+        raise ValueError("An image processor (--image-size/--image-mean/--image-std) needs a checkpoint.")
     if isinstance(results, str | os.PathLike):
         results = [results]
-    summary = None
+    summary = processor = kind = None
     if checkpoint is not None:
         checkpoint = Path(checkpoint)
         _check_checkpoint(checkpoint)
         summary = _checkpoint_summary(checkpoint)
+        kind = checkpoint_kind(json.loads((checkpoint / "config.json").read_text(encoding="utf-8")))
+        processor = plan_processor(
+            checkpoint, summary if (checkpoint / "training_summary.json").is_file() else None, image_processor
+        )
     loaded = load_results(list(results)) if results else []
     runs = [Path(result["_source"]).parent for result in loaded]
     names = [run_name(result) for result in loaded]
@@ -129,28 +153,46 @@ def stage_model(
         )
     inputs = ([checkpoint] if checkpoint is not None else []) + runs
     _check_apart(Path(stage), inputs)
-    # Everything is checked: now write.
-    stage = _prepare_stage(Path(stage), overwrite)
-    if checkpoint is not None:
-        for item in sorted(checkpoint.iterdir()):
-            if item.name in _CHECKPOINT_SKIP or item.name.startswith("."):
-                continue
-            if item.is_dir():
-                shutil.copytree(item, stage / item.name, ignore=shutil.ignore_patterns(".*", "__pycache__"))
-            else:
-                shutil.copy2(item, stage / item.name)
-    for run, name in zip(runs, names, strict=True):
-        target = stage / "results" / name
-        target.mkdir(parents=True)
-        for file_name in RESULTS_FILES:
-            if (run / file_name).is_file():
-                shutil.copy2(run / file_name, target / file_name)
-        for folder in RESULTS_FOLDERS:
-            if (run / folder).is_dir():
-                shutil.copytree(run / folder, target / folder, ignore=shutil.ignore_patterns(".*"))
-    own = [str(checkpoint), str(checkpoint.resolve())] if checkpoint is not None else []
-    card = render_model_card(checkpoint=summary, results=loaded, repo_id=repo_id, own_specs=own)
-    (stage / "README.md").write_text(card, encoding="utf-8")
+    if Path(stage).is_dir() and any(Path(stage).iterdir()) and not overwrite:
+        _prepare_stage(Path(stage), overwrite)  # raises: refused before any work
+    with tempfile.TemporaryDirectory(prefix="vitrobust-stage-") as scratch:
+        temp = Path(scratch) / "stage"
+        temp.mkdir()
+        if checkpoint is not None:
+            for item in sorted(checkpoint.iterdir()):
+                if item.name in _CHECKPOINT_SKIP or item.name.startswith("."):
+                    continue
+                if item.is_dir():
+                    shutil.copytree(
+                        item, temp / item.name, ignore=shutil.ignore_patterns(".*", "__pycache__")
+                    )
+                else:
+                    shutil.copy2(item, temp / item.name)
+            make_self_contained(temp, kind, processor)
+        for run, name in zip(runs, names, strict=True):
+            target = temp / "results" / name
+            target.mkdir(parents=True)
+            for file_name in RESULTS_FILES:
+                if (run / file_name).is_file():
+                    shutil.copy2(run / file_name, target / file_name)
+            for folder in RESULTS_FOLDERS:
+                if (run / folder).is_dir():
+                    shutil.copytree(run / folder, target / folder, ignore=shutil.ignore_patterns(".*"))
+        own = [str(checkpoint), str(checkpoint.resolve())] if checkpoint is not None else []
+        card = render_model_card(
+            checkpoint=summary,
+            results=loaded,
+            repo_id=repo_id,
+            own_specs=own,
+            predictions_repo=predictions_repo,
+        )
+        (temp / "README.md").write_text(card, encoding="utf-8")
+        if checkpoint is not None and verify:
+            verify_model_stage(temp, checkpoint, Path(scratch) / "verify", kind=kind)
+        # Everything is checked: now write.
+        stage = _prepare_stage(Path(stage), overwrite)
+        for item in sorted(temp.iterdir()):
+            shutil.move(str(item), str(stage / item.name))
     return staged_files(stage)
 
 
@@ -489,6 +531,8 @@ def stage_metric(
 __all__ = [
     "CORE_MODULE",
     "RESULTS_FILES",
+    "ImageProcessorSpec",
+    "StagingError",
     "bundle_metric_code",
     "stage_metric",
     "stage_model",

@@ -536,6 +536,14 @@ def _summary(
         "num_train_samples": len(data.train),
         "num_eval_samples": len(data.eval),
         "image_size": list(built.preprocessing.input_size),
+        # The evaluation preprocessing, so that a push can add the image processor from this record alone.
+        "preprocessing": {
+            "input_size": list(built.preprocessing.input_size),
+            "crop_pct": built.preprocessing.crop_pct,
+            "interpolation": built.preprocessing.interpolation,
+            "mean": list(built.preprocessing.mean),
+            "std": list(built.preprocessing.std),
+        },
         "num_parameters": sum(p.numel() for p in built.model.parameters()),
         "recipe": recipe,
         "epochs": config.epochs,

@@ -191,12 +191,24 @@ def test_generated_benchmarks_are_marked_and_hub_ids_are_dataset_types():
     by_type = {}
     for result in card.data.eval_results:
         by_type.setdefault(result.dataset_type, result)
-    generated = by_type["imagenet-c"]
+    # The fixed table (hf_vitrobust.hub.model_index): a streamed benchmark's type is its Hub id; generated and
+    # local data get our own names, marked.
+    assert set(by_type) == {
+        "hf_vitrobust/imagenet-val-local",
+        "hf_vitrobust/imagenet-c-generated",
+        "barkermrl/imagenet-a",
+        "Voxel51/ImageNet-O",
+        "hf_vitrobust/imagenet-p-generated",
+        "hf_vitrobust/imagenet-9-local",
+    }
+    generated = by_type["hf_vitrobust/imagenet-c-generated"]
     assert "generated" in generated.dataset_name and "not the released" in generated.dataset_name
     assert generated.dataset_args["generated"] is True
-    assert "generated" in by_type["imagenet-p"].dataset_name
+    assert "generated" in by_type["hf_vitrobust/imagenet-p-generated"].dataset_name
     assert "barkermrl/imagenet-a" in by_type and by_type["barkermrl/imagenet-a"].dataset_revision == "abc123"
-    assert not (by_type["imagenet-val"].dataset_args or {}).get("generated")
+    local = by_type["hf_vitrobust/imagenet-val-local"]
+    assert not local.dataset_args.get("generated") and local.dataset_args["local"] is True
+    assert "bundled with hf_vitrobust" in local.dataset_name
     assert "generated" not in by_type["barkermrl/imagenet-a"].dataset_name
     # The repository's own model (its spec is the repo id) is named after the repository; another model keeps its
     # name, so that no card credits one model's numbers to another.
@@ -272,3 +284,137 @@ def test_templates_ship_inside_the_package():
     found = templates_dir()
     for name in ("model_card.md.j2", "metric_space.md.j2"):
         assert filecmp.cmp(found / name, REPO / "model_cards" / name, shallow=False)
+
+
+def _with_run_record(
+    result: dict, *, commit: str | None = "0123456789abcdef0123456789abcdef01234567"
+) -> dict:
+    """A results dict with what the runner records for `reproduce_command`: settings and provenance."""
+    result = {key: value for key, value in result.items() if key != "_source"}
+    result["seed"] = 7
+    result["suite"] = {
+        **result["suite"],
+        "path": "/site-packages/hf_vitrobust/evaluation/suites/paper.yaml",
+        "benchmarks": {"imagenet-c": {"protocol": {"preprocessing": "as-released"}}},
+    }
+    result["settings"] = {
+        "models": [m["spec"] for m in result["models"]],
+        "suite": "paper",
+        "data": {"imagenet-val": "ILSVRC/imagenet-1k", "imagenet-c": "generated:ILSVRC/imagenet-1k"},
+        "limit": 40,
+        "precision": "fp32",
+        "protocols": {"imagenet-c": {"preprocessing": "as-released", "mce": "unnormalized-19"}},
+    }
+    result["provenance"] = {"hf_vitrobust_version": "0.1.0", "git_commit": commit, "git_dirty": False}
+    return result
+
+
+def _stage(tmp_path, result: dict, monkeypatch) -> Path:
+    import json
+    import sys
+
+    from hf_vitrobust.hub.staging import stage_model
+
+    run = tmp_path / "run-a"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps(result))
+    stage = tmp_path / "stage"
+    stage_model(stage, results=[run], repo_id="me/robustness")
+    monkeypatch.setitem(
+        sys.modules, "hf_vitrobust", None
+    )  # the card loads where the package is not installed
+    return stage
+
+
+def test_staged_card_loads_and_its_model_index_round_trips(tmp_path, monkeypatch):
+    from huggingface_hub import metadata_load
+    from huggingface_hub.repocard_data import eval_results_to_model_index, model_index_to_eval_results
+
+    stage = _stage(tmp_path, _with_run_record(_results()), monkeypatch)
+    card = ModelCard.load(stage / "README.md")
+    # The card's data holds one model name; the model-index itself lists each evaluated model.
+    model_index = metadata_load(stage / "README.md")["model-index"]
+    assert [entry["name"] for entry in model_index] == ["org/vit", "org/resnet"]
+    for entry in model_index:
+        name, results = model_index_to_eval_results([entry])
+        assert name == entry["name"] and len(results) == len(EXPECTED)
+        again = model_index_to_eval_results(eval_results_to_model_index(name, results))
+        assert again == (name, results)
+    assert len(card.data.eval_results) == 2 * len(EXPECTED)
+
+
+def test_model_index_dataset_types():
+    """A streamed source is typed by its Hub id (every benchmark's default Hub copy), a set generated from a Hub
+    source by our own marked name, a local copy by our own local name."""
+    from hf_vitrobust.data import BENCHMARKS
+    from hf_vitrobust.hub.model_index import dataset_entry
+
+    for name, benchmark in BENCHMARKS.items():
+        for repo in benchmark.hub_sources:
+            assert dataset_entry(name, {"source": {"kind": "hub", "location": repo}})["type"] == repo
+    streamed = dataset_entry("imagenet-val", {"source": {"kind": "hub", "location": "ILSVRC/imagenet-1k"}})
+    assert streamed["type"] == "ILSVRC/imagenet-1k"
+    ood = dataset_entry(
+        "imagenet-o",
+        {"source": {"kind": "imagenet-o", "ood": {"kind": "hub", "location": "cais/imagenet-o"}}},
+    )
+    assert ood["type"] == "cais/imagenet-o"
+    clean = {"kind": "hub", "location": "ILSVRC/imagenet-1k"}
+    made = dataset_entry("imagenet-c", {"generated": True, "source": {"generated": True, "clean": clean}})
+    assert made["type"] == "hf_vitrobust/imagenet-c-generated"
+    assert made["args"] == {"generated": True, "clean_source": "ILSVRC/imagenet-1k"}
+    local = dataset_entry("imagenet-r", {"source": {"kind": "image_folder", "location": "/data/imagenet-r"}})
+    assert local["type"] == "hf_vitrobust/imagenet-r-local" and local["args"]["local"] is True
+
+
+def test_card_carries_the_command_that_reproduces_the_numbers(tmp_path, monkeypatch):
+    import shlex
+
+    from hf_vitrobust.cli import build_parser
+    from hf_vitrobust.hub.cards import reproduce_command
+
+    result = _with_run_record(_results())
+    command = reproduce_command(result)
+    assert command == (
+        "vitrobust evaluate --model org/vit --model org/resnet --suite paper "
+        "--data imagenet-c=generated:ILSVRC/imagenet-1k --data imagenet-val=ILSVRC/imagenet-1k "
+        "--protocol imagenet-c.mce=unnormalized-19 --limit 40 --seed 7"
+    )
+    arguments = build_parser().parse_args(shlex.split(command)[1:])
+    assert arguments.model == ["org/vit", "org/resnet"] and arguments.seed == 7 and arguments.suite == "paper"
+    # A suite file of the user's own is named by its path.
+    own_suite = {**result, "suite": {**result["suite"], "path": "/home/me/my-suite.yaml"}}
+    assert "--suite /home/me/my-suite.yaml" in reproduce_command(own_suite)
+    text = (_stage(tmp_path, result, monkeypatch) / "README.md").read_text()
+    assert f"```bash\n{command}\n```" in text
+    assert "hf_vitrobust 0.1.0, commit 0123456789abcdef0123456789abcdef01234567" in text
+
+
+def test_results_without_a_commit_render_commit_unknown():
+    from hf_vitrobust.hub.cards import provenance_note
+
+    result = _with_run_record(_results(), commit=None)
+    assert provenance_note(result) == "hf_vitrobust 0.1.0, commit unknown"
+    assert (
+        provenance_note(_results()) == "hf_vitrobust 0.1.0, commit unknown"
+    )  # a run recorded before provenance
+    dirty = {
+        **result,
+        "provenance": {"hf_vitrobust_version": "0.1.0", "git_commit": "abc", "git_dirty": True},
+    }
+    assert provenance_note(dirty) == "hf_vitrobust 0.1.0, commit abc (uncommitted changes)"
+    assert "commit unknown" in render_model_card(results=[result])
+
+
+def test_provenance_records_the_checkout_commit():
+    import subprocess
+
+    from hf_vitrobust.evaluation.results import provenance
+
+    recorded = provenance()
+    assert set(recorded) == {"hf_vitrobust_version", "git_commit", "git_dirty"}
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if (REPO / ".git").exists() and head.returncode == 0:
+        assert recorded["git_commit"] == head.stdout.strip() and isinstance(recorded["git_dirty"], bool)
+    else:
+        assert recorded["git_commit"] is None

@@ -5,38 +5,15 @@ that records its calls: nothing here reaches the network."""
 
 import logging
 import traceback
-import typing
-from types import SimpleNamespace
 
 import huggingface_hub
 import pytest
+from hub_fakes import FakeApi
 
 from hf_vitrobust.hub import PushError, push, stage_metric
 from hf_vitrobust.hub.push import resolve_token
 
 TOKEN = "hf_SECRETtokenVALUE0123456789abcdef"
-
-
-class FakeApi:
-    """Stands in for huggingface_hub.HfApi: records calls; optionally fails the upload quoting the token."""
-
-    instances: typing.ClassVar[list] = []
-    fail_with: str | None = None
-
-    def __init__(self, token=None, **kwargs):
-        self.token = token
-        self.calls = []
-        FakeApi.instances.append(self)
-
-    def create_repo(self, repo_id, **kwargs):
-        self.calls.append(("create_repo", repo_id, kwargs))
-        return SimpleNamespace(repo_id=repo_id)
-
-    def upload_folder(self, **kwargs):
-        self.calls.append(("upload_folder", kwargs["repo_id"], kwargs))
-        if FakeApi.fail_with:
-            raise RuntimeError(FakeApi.fail_with)
-        return SimpleNamespace(commit_url=f"https://huggingface.co/{kwargs['repo_id']}/commit/abc")
 
 
 @pytest.fixture
@@ -130,3 +107,14 @@ def test_bad_arguments_are_refused_before_any_call(fake_hub, stage, tmp_path):
     with pytest.raises(ValueError, match="empty"):
         push(tmp_path / "empty", "me/mce", token=TOKEN)
     assert fake_hub.instances == []
+
+
+def test_the_fake_hub_binds_calls_against_the_real_signatures(fake_hub):
+    api = huggingface_hub.HfApi(token=TOKEN)
+    with pytest.raises(TypeError):
+        api.create_repo("me/x", repo_kind="model")  # no such parameter on the real create_repo
+    with pytest.raises(TypeError):
+        api.upload_folder(repo_id="me/x", folder="stage")  # the real one takes folder_path
+    with pytest.raises(TypeError):
+        huggingface_hub.HfApi(tokn=TOKEN)
+    assert api.calls == []

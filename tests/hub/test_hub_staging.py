@@ -158,8 +158,13 @@ def test_model_stage_card_is_rendered_from_checkpoint_and_results(run_dir, model
     results = json.loads((run_dir / "results.json").read_text())
     metrics = results["metrics"]["builtin_efficientnet_lite0"]
     listed = {(r.dataset_type, r.metric_type): r.metric_value for r in card.data.eval_results}
-    assert listed[("imagenet-val", "accuracy")] == pytest.approx(metrics["imagenet-val"]["top1"])
-    assert listed[("imagenet-c", "accuracy")] == pytest.approx(metrics["imagenet-c"]["mean_top1"])
+    # The bundled photos and generated ImageNet-C: our own marked dataset types (docs/publishing.md, Model-index).
+    assert listed[("hf_vitrobust/imagenet-val-local", "accuracy")] == pytest.approx(
+        metrics["imagenet-val"]["top1"]
+    )
+    assert listed[("hf_vitrobust/imagenet-c-generated", "accuracy")] == pytest.approx(
+        metrics["imagenet-c"]["mean_top1"]
+    )
     assert "| Epoch |" in card.text and "toy model" in card.text
     # The run evaluated EfficientNet-Lite0, not this AlterNet: its numbers keep EfficientNet's name.
     assert card.data.model_name == results["models"][0]["name"] != "alternet-tiny-digits"
@@ -175,7 +180,8 @@ def test_stage_refuses_to_overwrite_and_needs_something(checkpoint, run_dir, tmp
     with pytest.raises(FileExistsError, match="overwrite=True"):
         stage_model(stage, folder)
     assert (stage / "keep.txt").read_text() == "mine"
-    files = stage_model(stage, folder, overwrite=True)
+    # These check the folder rules, not the logits: the verifying subprocess has its own tests.
+    files = stage_model(stage, folder, overwrite=True, verify=False)
     assert not (stage / "keep.txt").exists() and "results" not in {
         p.relative_to(stage).parts[0] for p in files
     }
@@ -198,7 +204,9 @@ def test_checkpoint_without_training_summary_is_described_from_its_config(checkp
     _, folder = checkpoint
     converted = tmp_path / "converted"
     shutil.copytree(folder, converted, ignore=shutil.ignore_patterns("training_summary.json", "checkpoints"))
-    files = stage_model(tmp_path / "stage", converted)
+    files = stage_model(
+        tmp_path / "stage", converted, verify=False
+    )  # the card is checked here, not the logits
     assert {p.name for p in files} == {p.name for p in converted.iterdir()}  # README.md replaced, not added
     card = ModelCard((tmp_path / "stage" / "README.md").read_text())
     assert "AlterNetForImageClassification" in card.text and "alternet" in card.data.tags

@@ -191,6 +191,9 @@ def test_leaderboard_reads_results_files(server):
     assert table["headers"] == [
         "model",
         "run",
+        "source",
+        "suite",
+        "commit",
         "imagenet-val top-1 %",
         "imagenet-c mCE %",
         "imagenet-c mean top-1 %",
@@ -200,9 +203,58 @@ def test_leaderboard_reads_results_files(server):
     rows = {row[0]: row[1:] for row in table["data"]}
     # The schema-99 file and the non-results file are skipped.
     assert set(rows) == {BUILTIN, "org/vit"}
-    assert rows[BUILTIN][:4] == ["demo", 87.5, 94.36, 6.25]
-    assert rows["org/vit"][0] == "vit" and rows["org/vit"][1] == 81.0
-    assert rows["org/vit"][4:] == [12.5, 0.2468]
+    assert rows[BUILTIN][:7] == ["demo", "space", None, "unknown", 87.5, 94.36, 6.25]
+    assert rows["org/vit"][0] == "vit" and rows["org/vit"][4] == 81.0
+    assert rows["org/vit"][7:] == [12.5, 0.2468]
+
+
+def test_leaderboard_reads_pushed_results(tmp_path, monkeypatch):
+    """The results a model-repo push stages (`results/<run>/results.json`) are read from the staged folder or, for
+    a repo id, from what `snapshot_download` brings (a stand-in here: no network); an unreachable repo is skipped."""
+    from hf_vitrobust.hub.staging import stage_model
+
+    app = load_app()
+    pushed = results_json([("org_vit", "org/vit")], {"org_vit": {"imagenet-val top-1 %": 81.0}})
+    pushed["suite"] = {"name": "paper"}
+    pushed["provenance"] = {
+        "hf_vitrobust_version": "0.1.0",
+        "git_commit": "0123456789abcdef0123",
+        "git_dirty": False,
+    }
+    run = tmp_path / "paper-run"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps(pushed))
+    stage = tmp_path / "stage"
+    stage_model(stage, results=[run], repo_id="me/vit-robustness")
+    assert (stage / "results" / "paper-run" / "results.json").is_file()
+
+    asked = []
+
+    def snapshot_download(repo_id, allow_patterns=None, **kwargs):
+        asked.append((repo_id, allow_patterns))
+        if repo_id != "me/vit-robustness":
+            raise OSError("offline")
+        return str(stage)
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
+    monkeypatch.setenv(app.RESULTS_REPOS_ENV, "me/vit-robustness, me/unreachable")
+    table = app.leaderboard(None)
+    assert asked == [(repo, ["results/*/results.json"]) for repo in ("me/vit-robustness", "me/unreachable")]
+    assert list(table.columns) == [*app.LEADERBOARD_COLUMNS, "imagenet-val top-1 %"]
+    assert table.to_dict("records") == [
+        {
+            "model": "org/vit",
+            "run": "paper-run",
+            "source": "me/vit-robustness",
+            "suite": "paper",
+            "commit": "0123456789ab",
+            "imagenet-val top-1 %": 81.0,
+        }
+    ]
+    # A staged folder is read as it is, beside the Space's own results.
+    local = app.leaderboard(tmp_path / "none", repos=[str(stage)])
+    assert local["source"].tolist() == [str(stage)] and local["run"].tolist() == ["paper-run"]
+    assert app.leaderboard(None, repos=[]).empty
 
 
 def test_perturbations_and_attention_overlay_in_process():

@@ -159,7 +159,15 @@ def test_staged_app_runs_from_the_wheel_not_the_checkout(isolated):
     assert report["demo"] == "Blocks"
     assert report["top1"] == ["espresso", "espresso"]
     assert report["leaderboard"] == [
-        {"model": "builtin", "run": "demo-run", "imagenet-val top-1 %": 87.5, "imagenet-c mCE %": 94.36}
+        {
+            "model": "builtin",
+            "run": "demo-run",
+            "source": "space",
+            "suite": None,  # RESULTS records no suite, nor a commit
+            "commit": "unknown",
+            "imagenet-val top-1 %": 87.5,
+            "imagenet-c mCE %": 94.36,
+        }
     ]
 
 
