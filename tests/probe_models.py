@@ -4,7 +4,7 @@ timm ViT) and AlterNet, all at 32x32 with 10 classes, built offline in well unde
 import pytest
 import timm
 import torch
-from transformers import ViTConfig, ViTForImageClassification
+from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
 
 from hf_vitrobust.models import AlterNetConfig, AlterNetForImageClassification, Classifier, Preprocessing
 
@@ -26,6 +26,22 @@ def transformers_vit(seed: int = 0, attn_implementation: str = "sdpa") -> Classi
         attn_implementation=attn_implementation,
     )
     return Classifier(ViTForImageClassification(config), PREPROCESSING, name="tiny-vit").eval()
+
+
+def save_tiny_vit(folder, num_labels: int = 1000, seed: int = 0) -> str:
+    """A seeded one-layer 32x32 ViT saved as a transformers folder with its processor (a model spec for runs)."""
+    torch.manual_seed(seed)
+    config = ViTConfig(
+        image_size=IMAGE_SIZE,
+        patch_size=8,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_labels=num_labels,
+    )
+    ViTForImageClassification(config).save_pretrained(folder)
+    ViTImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}).save_pretrained(folder)
+    return str(folder)
 
 
 def timm_cnn(seed: int = 0) -> Classifier:

@@ -1,6 +1,7 @@
 """Stream plans ask the source itself: its limited view, its clean source, its expansion and its count."""
 
 import pytest
+from probe_models import save_tiny_vit
 
 from hf_vitrobust.data import (
     BuiltinPhotosSource,
@@ -95,24 +96,6 @@ def test_a_stream_that_is_not_countable_expects_its_limit_or_nothing(limit):
     assert plan.expected_samples() == (None if limit is None else 3)
 
 
-def _tiny_vit(folder) -> str:
-    import torch
-    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
-
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=8,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_labels=1000,
-    )
-    ViTForImageClassification(config).save_pretrained(folder)
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
-    return str(folder)
-
-
 def test_sequences_of_different_lengths_share_a_chunk(tmp_path):
     """Generated ImageNet-P with translate (41 frames) and rotate (31) in one chunk: each sequence keeps its own
     length, and its frame predictions and flip rate equal those of a run of that perturbation alone."""
@@ -123,7 +106,7 @@ def test_sequences_of_different_lengths_share_a_chunk(tmp_path):
 
     from hf_vitrobust.evaluation import evaluate
 
-    model = _tiny_vit(tmp_path / "model")
+    model = save_tiny_vit(tmp_path / "model")
 
     def run(variants: list[str]) -> tuple[pd.DataFrame, dict]:
         name = "-".join(variants)

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import torch
 import yaml
-from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+from probe_models import save_tiny_vit
 
 from hf_vitrobust.data import BENCHMARKS, Benchmark, BuiltinPhotosSource
 from hf_vitrobust.evaluation import BENCHMARK_KINDS, BenchmarkKind, evaluate, scoring
@@ -147,20 +146,6 @@ def plugins():
     BENCHMARKS.unregister(BENCHMARK)
 
 
-def _tiny_model(folder) -> None:
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=8,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_labels=1000,
-    )
-    ViTForImageClassification(config).save_pretrained(folder)
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
-
-
 @pytest.fixture(scope="module")
 def plugin_run(plugins, tmp_path_factory):
     root = tmp_path_factory.mktemp("plugin")
@@ -169,7 +154,7 @@ def plugin_run(plugins, tmp_path_factory):
         target = photos / IMAGENET_WNIDS[raw.label]
         target.mkdir(parents=True, exist_ok=True)
         shutil.copy(raw.data, target / raw.sample_id.replace("/", "_"))
-    _tiny_model(root / "model")
+    save_tiny_vit(root / "model")
     suite = {
         "name": "plugin",
         "description": "a plug-in probe on a plug-in benchmark of a plug-in kind",
