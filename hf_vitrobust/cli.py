@@ -275,6 +275,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         seed=args.seed,
         device=args.device,
         progress=not args.quiet,
+        report=not args.no_report,
+        corruption_device=args.corruption_device,
     )
     try:
         evaluate(config)
@@ -581,6 +583,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--seed", type=int, help="seed of every random choice (default: the suite's)")
     evaluate.add_argument("--device", help="torch device of a single process (default: cuda if available)")
+    evaluate.add_argument(
+        "--corruption-device",
+        default="auto",
+        choices=["auto", "workers", "device"],
+        help="where generated ImageNet-C/-P images are corrupted: the DataLoader workers, the model's device, or "
+        "auto (the device on a GPU, else the workers)",
+    )
+    evaluate.add_argument(
+        "--no-report", action="store_true", help="write results.json only (no report, figures)"
+    )
     evaluate.add_argument("--quiet", action="store_true", help="no progress bars or summary")
     evaluate.set_defaults(handler=_evaluate)
 

@@ -276,6 +276,9 @@ def test_evaluation_run_on_cuda(tmp_path):
 
     expected, actual = run_on_cpu_and_fake_cuda(run)
     assert actual["environment"]["device_type"] == "cuda"
+    # On a GPU the generated ImageNet-C is corrupted on the model's device, on the CPU in the DataLoader workers.
+    assert actual["settings"]["corruption_device"] == "device"
+    assert expected["settings"]["corruption_device"] == "workers"
     assert set(actual["probes"]["builtin_efficientnet_lite0"]) == {"occlusion", "pgd"}
     for key in ("metrics", "probes", "summary"):
         assert actual[key] == expected[key], key

@@ -20,6 +20,7 @@ def test_ruff(command):
             "hf_vitrobust",
             "tests",
             "benchmarks",
+            "examples",
             "metrics",
             "spaces_app",
         ],

@@ -7,7 +7,10 @@
 # the others; the limits add up to under 10 minutes, the device tool's limit per command. Logs go to $OUT (at
 # most 8 files come back):
 #   env.txt          nvidia-smi, python, torch and package versions
-#   cuda_tests.txt   tests/corruptions/test_cuda_parity.py: every corruption and ImageNet-P perturbation on CUDA against the CPU
+#   cuda_tests.txt   tests/corruptions/test_cuda_parity.py: every corruption and ImageNet-P perturbation on CUDA against the CPU;
+#                    generated ImageNet-C/-P made on CUDA (GeneratedSource.generate_prepared) against the CPU, with the
+#                    end-to-end difference after the JPEG-85 step printed (docs/protocols.md, "Where generated images
+#                    are corrupted")
 #   corruptions.txt  benchmarks/corruptions.py on cuda, batch 128, against a ViT-B/16 forward (the issue 3 goal)
 #   probes.txt       benchmarks/probes.py on cuda: Fourier heat map against the per-frequency loop, DeepFool
 #                    against foolbox, PGD against torchattacks, Hessian-vector product against forward+backward
@@ -42,7 +45,8 @@ step() {  # step NAME SECONDS COMMAND...: run under a time limit, log to $OUT/NA
   git log --oneline -1 2>/dev/null || true
 } >"$OUT/env.txt" 2>&1
 
-step cuda_tests 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" -rs tests/corruptions/test_cuda_parity.py
+step cuda_tests 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" -rsP tests/corruptions/test_cuda_parity.py \
+  tests/data/test_generated_device.py::test_generate_prepared_on_a_gpu_within_the_device_tolerance
 step corruptions 120 python3 benchmarks/corruptions.py --device "$DEVICE" --images "$IMAGES" --reference-images 2 --vit-b16
 for part in fourier attacks hessian; do  # one limit each, so that a slow part cannot stop the others
   step probes 60 python3 benchmarks/probes.py --device "$DEVICE" --threads 16 --part "$part"

@@ -103,6 +103,11 @@ class BuiltinPhotosSource(Source):
         """The bundled photos are listed from their manifest, nothing decoded."""
         return True
 
+    @property
+    def reads_on_decode(self) -> bool:
+        """Each raw sample is a photo's path."""
+        return True
+
     def describe(self) -> dict[str, Any]:
         if self._rows is None:
             self.validate()

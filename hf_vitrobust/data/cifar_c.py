@@ -131,22 +131,35 @@ class CifarCArraySource(Source):
         self._images_per_severity = per_severity
 
     def raw_samples(self) -> Iterator[RawSample]:
+        for index in range(len(self.shards())):
+            yield from self.shard_raw_samples(index)
+
+    def shards(self) -> tuple[str, ...]:
+        """One shard per cell, "<corruption>/<severity>": its row range of `<corruption>.npy`."""
+        return tuple(f"{name}/{severity}" for name in self.corruptions for severity in self.severities)
+
+    def shard_raw_samples(self, index: int) -> Iterator[RawSample]:
+        """The rows of one cell, copied out of the memory-mapped array `_READ_ROWS` at a time (nothing else of
+        the arrays is read)."""
+        cells = self.shards()
+        if not 0 <= index < len(cells):
+            raise IndexError(f"{self.dataset} has {len(cells)} shards; there is no shard {index}.")
+        name, severity = cells[index].split("/")
+        severity_level = int(severity)
         per_severity = self.images_per_severity
         labels = np.asarray(self._load(LABELS_FILE)[:per_severity]).astype(np.int64)
-        for name in self.corruptions:
-            images = self._load(f"{name}.npy")
-            for severity in self.severities:
-                offset = (severity - 1) * per_severity
-                for start in range(0, per_severity, _READ_ROWS):
-                    stop = min(start + _READ_ROWS, per_severity)
-                    chunk = np.array(images[offset + start : offset + stop])  # copy these rows out of the map
-                    for index in range(start, stop):
-                        yield RawSample(
-                            data=chunk[index - start],
-                            label=int(labels[index]),
-                            sample_id=f"{name}/{severity}/{index:05d}",
-                            metadata={"corruption": name, "severity": severity},
-                        )
+        images = self._load(f"{name}.npy")
+        offset = (severity_level - 1) * per_severity
+        for start in range(0, per_severity, _READ_ROWS):
+            stop = min(start + _READ_ROWS, per_severity)
+            chunk = np.array(images[offset + start : offset + stop])  # copy these rows out of the map
+            for row in range(start, stop):
+                yield RawSample(
+                    data=chunk[row - start],
+                    label=int(labels[row]),
+                    sample_id=f"{name}/{severity_level}/{row:05d}",
+                    metadata={"corruption": name, "severity": severity_level},
+                )
 
     @property
     def countable(self) -> bool:

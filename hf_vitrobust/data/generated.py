@@ -17,6 +17,13 @@ as JPEG at quality 85 (make_imagenet_c.py's `save(quality=85, optimize=True)`) a
 (`jpeg_quality=None` turns this off); CIFAR-C keeps the uint8 arrays, as make_cifar_c.py saves them. The random
 draws still differ from the released files', and `describe()` says so.
 
+Generation runs in two stages, which a runner may put in different places: `GeneratedSource.prepare_clean` (CPU:
+the recipe's resize and crop of each decoded clean image, in DataLoader workers) and
+`GeneratedSource.generate_prepared` (every cell, computed in batches on a given device, the images returned to the
+CPU). Together they give the samples of `raw_samples()`, in its order; the per-sample seeding makes the values
+independent of the device beyond its float rounding (the JPEG and H.264 round trips always run on the CPU, with
+the reference's codecs).
+
 ImageNet-P sequences (`PerturbationRecipe`) follow the reference `ImageNet-P/create_p/make_imagenet_p.py`:
 the clean image is resized to shorter side 256 and `perturbation_sequence` makes the frames (224 centre crops), with
 the same per-sample seeding; the frames are not MP4-compressed as the released videos are (libx264, `-crf 20
@@ -26,7 +33,8 @@ the same per-sample seeding; the frames are not MP4-compressed as the released v
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterator, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -57,17 +65,15 @@ VIDEO_ENCODINGS = ("none", "h264")
 Cell = tuple[str, int]
 
 
-def clean_batches(
-    clean: Source,
+def _prepared_pairs(
+    samples: Iterable[Sample],
     report: SkipReport,
-    batch_size: int,
     min_size: int,
     prepare: Callable[[torch.Tensor], torch.Tensor],
-) -> Iterator[list[tuple[Sample, torch.Tensor]]]:
-    """Batches of (clean sample, prepared uint8 image) for a generated source. A sequence, or an image smaller than
-    `min_size` pixels once prepared (resized, cropped), is skipped and recorded in `report`."""
-    batch: list[tuple[Sample, torch.Tensor]] = []
-    for sample in clean.samples():
+) -> Iterator[tuple[Sample, torch.Tensor]]:
+    """(clean sample, prepared uint8 image) for each of `samples` a generated source can use. A sequence, or an
+    image smaller than `min_size` pixels once prepared (resized, cropped), is skipped and recorded in `report`."""
+    for sample in samples:
         if sample.image.dim() != 3:
             report.skip(sample.sample_id, "not_an_image", "a sequence cannot be corrupted or perturbed again")
             continue
@@ -77,12 +83,50 @@ def clean_batches(
                 sample.sample_id, "too_small", f"{tuple(image.shape[-2:])} is below {min_size} pixels"
             )
             continue
-        batch.append((sample, image))
+        yield sample, image
+
+
+def clean_batches(
+    clean: Source,
+    report: SkipReport,
+    batch_size: int,
+    min_size: int,
+    prepare: Callable[[torch.Tensor], torch.Tensor],
+) -> Iterator[list[tuple[Sample, torch.Tensor]]]:
+    """Batches of (clean sample, prepared uint8 image) for a generated source, as `_prepared_pairs` makes them (the
+    skipped samples recorded in `report`)."""
+    batch: list[tuple[Sample, torch.Tensor]] = []
+    for pair in _prepared_pairs(clean.samples(), report, min_size, prepare):
+        batch.append(pair)
         if len(batch) == batch_size:
             yield batch
             batch = []
     if batch:
         yield batch
+
+
+def _as_device(device: torch.device | str) -> torch.device:
+    """`device` as a torch.device; a ValueError naming the accepted forms for anything else."""
+    if isinstance(device, torch.device):
+        return device
+    if isinstance(device, str):
+        try:
+            return torch.device(device)
+        except RuntimeError as error:
+            raise ValueError(
+                f"device must be a torch.device or a device string such as 'cpu', 'cuda' or 'cuda:1', "
+                f"got {device!r} ({error})."
+            ) from error
+    raise ValueError(
+        f"device must be a torch.device or a device string, got {type(device).__name__} {device!r}."
+    )
+
+
+def _on_cpu(outputs: Sequence[torch.Tensor]) -> Sequence[torch.Tensor]:
+    """A recipe's outputs on the CPU: a batch tensor in one transfer, a list one tensor at a time."""
+    if isinstance(outputs, torch.Tensor):
+        return outputs.cpu()
+    return [output.cpu() for output in outputs]
 
 
 def _group_by_shape(images: Sequence[torch.Tensor]) -> list[list[int]]:
@@ -103,9 +147,10 @@ class GenerationRecipe(abc.ABC):
 
     `prepare` turns a clean image into the engine's input (resize, crop); an image smaller than `min_size` once
     prepared is skipped. `make` produces one cell for a stack of prepared images of one size, each seeded by its
-    clean sample id's stable index. `cell_metadata` is what a made sample's metadata adds for its cell, and
-    `describe` the recipe's part of the source's `describe()` (the clean source's description goes in it as
-    "clean").
+    clean sample id's stable index, computed on the stack's device; its outputs, one per image, are on that device,
+    or on the CPU after a step that runs only there (the release's JPEG or H.264 round trip). `cell_metadata` is
+    what a made sample's metadata adds for its cell, and `describe` the recipe's part of the source's `describe()`
+    (the clean source's description goes in it as "clean").
     """
 
     #: The `describe()["kind"]` of a source of this recipe.
@@ -179,7 +224,9 @@ class CorruptionRecipe(GenerationRecipe):
     def make(self, cell: Cell, images: torch.Tensor, sample_ids: list[int]) -> torch.Tensor:
         name, severity = cell
         corrupted = corrupt(images, name, severity, seed=self.seed, sample_ids=sample_ids)
-        return corrupted if self.jpeg_quality is None else jpeg_round_trip(corrupted, self.jpeg_quality)
+        # The release's JPEG step runs on the CPU whatever the images' device (libjpeg, Pillow's pixels): corrupted
+        # images on a GPU come back once here and stay on the CPU.
+        return corrupted if self.jpeg_quality is None else jpeg_round_trip(corrupted.cpu(), self.jpeg_quality)
 
     def cell_metadata(self, cell: Cell) -> dict[str, Any]:
         return {"corruption": cell[0], "severity": cell[1]}
@@ -262,15 +309,15 @@ class PerturbationRecipe(GenerationRecipe):
     def prepare(self, image: torch.Tensor) -> torch.Tensor:
         return resize_and_crop(image, self.resize, None)
 
-    def make(self, cell: Cell, images: torch.Tensor, sample_ids: list[int]) -> list[torch.Tensor]:
+    def make(self, cell: Cell, images: torch.Tensor, sample_ids: list[int]) -> Sequence[torch.Tensor]:
         name = cell[0]
         frames = perturbation_sequence(
             images, name, self.engine_difficulty(name), seed=self.seed, sample_ids=sample_ids, crop=self.crop
         )
-        return [
-            sequence if self.video_encoding == "none" else h264_round_trip(sequence, name)
-            for sequence in frames
-        ]
+        if self.video_encoding == "none":
+            return frames
+        # The H.264 round trip (ffmpeg) runs on the CPU whatever the frames' device.
+        return [h264_round_trip(sequence, name) for sequence in frames.cpu()]
 
     def cell_metadata(self, cell: Cell) -> dict[str, Any]:
         return {"perturbation": cell[0], "difficulty": cell[1]}
@@ -345,32 +392,100 @@ class GeneratedSource(Source):
     def validate(self) -> None:
         self.clean.validate()
 
+    def validate_shards(self, shards: Sequence[int]) -> None:
+        self.clean.validate_shards(shards)
+
     def raw_samples(self) -> Iterator[RawSample]:
         recipe = self.recipe
         for batch in clean_batches(self.clean, self.report, self.batch_size, recipe.min_size, recipe.prepare):
-            # Images of one size are processed together (all of them, once cropped).
-            groups = _group_by_shape([image for _, image in batch])
-            ids = [stable_sample_index(sample.sample_id) for sample, _ in batch]
-            for cell in recipe.cells:
-                made: list[torch.Tensor | None] = [None] * len(batch)
-                for positions in groups:
-                    pixels = torch.stack([batch[p][1] for p in positions])
-                    outputs = recipe.make(cell, pixels, [ids[p] for p in positions])
-                    for p, output in zip(positions, outputs, strict=True):
-                        made[p] = output
-                extra = recipe.cell_metadata(cell)
-                for (sample, _), image in zip(batch, made, strict=True):
-                    yield RawSample(
-                        data=image,
-                        label=sample.label,
-                        sample_id=f"{cell[0]}/{cell[1]}/{sample.sample_id}",
-                        metadata={
-                            **sample.metadata,
-                            **extra,
-                            "generated": True,
-                            "clean_sample_id": sample.sample_id,
-                        },
-                    )
+            yield from self._generate(batch, None)
+
+    def prepare_clean(self, samples: list[Sample], report: SkipReport) -> list[Sample]:
+        """The CPU stage of generation (what a DataLoader worker runs): each decoded clean sample with its image
+        prepared by the recipe (ImageNet-C: shorter side 256, centre crop 224; ImageNet-P: shorter side 256), in
+        order. A sequence, or an image smaller than the recipe's `min_size` once prepared, is left out and recorded
+        in `report`, exactly as `raw_samples()` skips it. Labels, sample ids and metadata are the clean sample's.
+        """
+        recipe = self.recipe
+        return [
+            dataclasses.replace(sample, image=image)
+            for sample, image in _prepared_pairs(samples, report, recipe.min_size, recipe.prepare)
+        ]
+
+    def generate_prepared(self, prepared: list[Sample], device: torch.device | str) -> list[Sample]:
+        """The device stage of generation: every cell of the recipe for `prepared` (what `prepare_clean` returned),
+        computed on `device`.
+
+        The samples are those `raw_samples()` yields for a clean stream of these samples, in its order: consecutive
+        batches of `batch_size` prepared samples, and in each batch every cell in `recipe.cells` order, each for
+        every sample of the batch in the order given. Sample ids, labels and metadata are the same, so
+        `generate_prepared(prepare_clean(samples, report), device)` equals
+        `list(with_clean(InMemorySource(samples)).samples())` for any list of decoded samples (one batch when
+        `batch_size` covers them all), bit for bit on the CPU; each image is seeded by its clean sample id, so
+        another device changes the values only by that device's float rounding, never the random draws.
+
+        The prepared images of each batch and shape are stacked and moved to `device` once; the corruption or
+        perturbation runs there, and the release's JPEG quality-85 round trip (and the optional H.264 one) on the
+        CPU, with the reference's codec. The images come back as CPU uint8 tensors: (3, H, W) images, or
+        (T, 3, crop, crop) sequences. A bad device string is a ValueError; an image that `prepare_clean` would
+        not have passed (not uint8 (3, H, W), or below `min_size`) is a ValueError.
+        """
+        target = _as_device(device)
+        for sample in prepared:
+            image = sample.image
+            if image.dim() != 3 or image.shape[0] != 3 or image.dtype != torch.uint8:
+                raise ValueError(
+                    f"{sample.sample_id}: expected a prepared uint8 (3, H, W) image (prepare_clean), got "
+                    f"{image.dtype} {tuple(image.shape)}."
+                )
+            if min(image.shape[-2:]) < self.recipe.min_size:
+                raise ValueError(
+                    f"{sample.sample_id}: {tuple(image.shape[-2:])} is below the recipe's {self.recipe.min_size} "
+                    "pixels; prepare_clean skips such images."
+                )
+        made = []
+        for start in range(0, len(prepared), self.batch_size):
+            batch = [(sample, sample.image) for sample in prepared[start : start + self.batch_size]]
+            made += [
+                Sample(image=raw.data, label=raw.label, sample_id=raw.sample_id, metadata=raw.metadata)
+                for raw in self._generate(batch, target)
+            ]
+        return made
+
+    def _generate(
+        self, batch: list[tuple[Sample, torch.Tensor]], device: torch.device | None
+    ) -> Iterator[RawSample]:
+        """Every cell for one batch of (clean sample, prepared image): cells in order, each for every sample of the
+        batch. With a `device`, each shape's stack goes there once and the outputs come back to the CPU; with None,
+        everything stays where the images are."""
+        recipe = self.recipe
+        # Images of one size are processed together (all of them, once cropped).
+        groups = _group_by_shape([image for _, image in batch])
+        ids = [stable_sample_index(sample.sample_id) for sample, _ in batch]
+        stacks = [torch.stack([batch[p][1] for p in positions]) for positions in groups]
+        if device is not None:
+            stacks = [stack.to(device) for stack in stacks]
+        for cell in recipe.cells:
+            made: list[torch.Tensor | None] = [None] * len(batch)
+            for positions, pixels in zip(groups, stacks, strict=True):
+                outputs = recipe.make(cell, pixels, [ids[p] for p in positions])
+                if device is not None:
+                    outputs = _on_cpu(outputs)
+                for p, output in zip(positions, outputs, strict=True):
+                    made[p] = output
+            extra = recipe.cell_metadata(cell)
+            for (sample, _), image in zip(batch, made, strict=True):
+                yield RawSample(
+                    data=image,
+                    label=sample.label,
+                    sample_id=f"{cell[0]}/{cell[1]}/{sample.sample_id}",
+                    metadata={
+                        **sample.metadata,
+                        **extra,
+                        "generated": True,
+                        "clean_sample_id": sample.sample_id,
+                    },
+                )
 
     def describe(self) -> dict[str, Any]:
         clean = self.clean.describe()

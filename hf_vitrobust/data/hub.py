@@ -110,6 +110,23 @@ class DatasetsSource(Source):
         """A local copy (a folder or parquet files) is listed without downloading anything; a Hub stream is not."""
         return os.path.exists(self.path)
 
+    def count_without_decoding(self) -> int | None:
+        """Rows of every part, from the parquet footers of local files or the benchmark's known split sizes, for a
+        progress bar (no row is read; rows another option leaves out are counted); None where a part has neither."""
+        import pyarrow.parquet as pq
+
+        total = 0
+        for part in self.parts:
+            files = part.load_kwargs.get("data_files") if part.load_kwargs.get("path") == "parquet" else None
+            expected = self._expected_rows(part)
+            if files and all(os.path.isfile(f) for f in files):
+                total += sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+            elif expected is not None:
+                total += expected
+            else:
+                return None
+        return total if self.rows_per_cell_part is None else None
+
     def __init__(
         self,
         schema: HubSchema | None,
@@ -132,6 +149,8 @@ class DatasetsSource(Source):
         self.row_counts: dict[str, dict[str, Any]] = {}
         self.warnings: list[str] = []
         self._checked: dict[int, tuple[Any, LabelMap]] = {}
+        self._shards: list[tuple[str, int, int | None]] | None = None
+        self._datasets: dict[int, Any] = {}
 
     def _load(self, part: _Part) -> Any:
         from datasets import load_dataset
@@ -178,6 +197,12 @@ class DatasetsSource(Source):
             f"{what}: no known schema fits these features ({features}).\n" + "\n".join(problems)
         )
 
+    def _loaded(self, part_index: int) -> Any:
+        """Part `part_index` loaded (once), not yet checked: `load_dataset` lists its files."""
+        if part_index not in self._datasets:
+            self._datasets[part_index] = self._load(self.parts[part_index])
+        return self._datasets[part_index]
+
     def _describe_part(self, part: _Part) -> str:
         return f"{part.load_kwargs.get('path')}" + (f" [{part.key}]" if part.key else "")
 
@@ -196,7 +221,7 @@ class DatasetsSource(Source):
         if part_index in self._checked:
             return self._checked[part_index]
         part = self.parts[part_index]
-        dataset = self._load(part)
+        dataset = self._loaded(part_index)
         what = self._describe_part(part)
         if self.schema is None:
             self.schema = self._detect(dataset.features, what)
@@ -215,7 +240,11 @@ class DatasetsSource(Source):
         column = self.schema.label_column
         if label_map.mode == "none" or column is None:
             return
-        values = [row[column] for row in dataset.select_columns([column]).take(FIRST_BATCH_ROWS)]
+        rows = dataset.select_columns([column])
+        files = int(getattr(rows, "n_shards", 1) or 1)
+        if self.streaming and files > 1:  # the first file's rows only: the check reads no other file
+            rows = rows.shard(num_shards=files, index=0)
+        values = [row[column] for row in rows.take(FIRST_BATCH_ROWS)]
         label_map.check_first_batch(values, what)
 
     def _expected_rows(self, part: _Part) -> int | None:
@@ -258,8 +287,62 @@ class DatasetsSource(Source):
         for index in range(len(self.parts)):
             yield from self.part_raw_samples(index)
 
+    def validate_shards(self, shards: Sequence[int]) -> None:
+        """The first part, and the parts of `shards`."""
+        if not self.parts:
+            self.validate()
+        table = self._shard_table()
+        for part_index in sorted({0} | {table[shard][1] for shard in shards}):
+            self.validate_part(part_index)
+
+    def _files_in_part(self, part_index: int) -> int:
+        """How many files (`datasets` shards) of part `part_index` are read as shards of their own: a local
+        parquet file is one; a Hub or folder part is split into its `n_shards` parquet files (loading it lists
+        them), except an image-folder layout (one file per image: the part stays one shard)."""
+        part = self.parts[part_index]
+        if part.load_kwargs.get("path") == "parquet" and len(part.load_kwargs.get("data_files") or ()) == 1:
+            return 1
+        if not self.streaming or (self.schema is not None and self.schema.layout == "imagefolder"):
+            return 1
+        dataset = self._loaded(part_index)
+        return max(1, int(getattr(dataset, "n_shards", 1) or 1))
+
+    def _shard_table(self) -> list[tuple[str, int, int | None]]:
+        """(name, part index, file index in the part or None for a whole part) of every shard, in stream order."""
+        if self._shards is None:
+            table: list[tuple[str, int, int | None]] = []
+            for index, part in enumerate(self.parts):
+                name = part.key or part.load_kwargs.get("split", "") or "train"
+                files = self._files_in_part(index)
+                if files == 1:
+                    table.append((name, index, None))
+                else:
+                    table += [(f"{name}#{file:05d}", index, file) for file in range(files)]
+            self._shards = table
+        return self._shards
+
+    def shards(self) -> tuple[str, ...]:
+        """Each part (a repository, config and split; a local parquet file), and a part of several parquet files
+        (a Hub ImageNet-C cell, a validation split) split into its files: `IterableDataset.shard(n_shards, k)`
+        reads file k only."""
+        return tuple(name for name, _, _ in self._shard_table())
+
+    def shard_raw_samples(self, index: int) -> Iterator[RawSample]:
+        table = self._shard_table()
+        if not 0 <= index < len(table):
+            raise IndexError(f"{self.path} has {len(table)} shards; there is no shard {index}.")
+        _, part_index, file = table[index]
+        return self._part_rows(part_index, [file])
+
     def part_raw_samples(self, part_index: int) -> Iterator[RawSample]:
         """The raw samples of one part, in its order (what `raw_samples` chains over every part)."""
+        files = self._files_in_part(part_index)
+        return self._part_rows(part_index, range(files) if files > 1 else [None])
+
+    def _part_rows(self, part_index: int, files: Sequence[int | None]) -> Iterator[RawSample]:
+        """The raw samples of the given files of one part (None: the part as one stream). A part of several files
+        numbers its rows per file ("<part>/<file index, 5 digits>/row-<row in the file>"), so that a file is read
+        without counting the rows of the files before it."""
         from datasets import Image
 
         dataset, label_map = self.validate_part(part_index)
@@ -274,30 +357,38 @@ class DatasetsSource(Source):
         prefix = f"{part.key}/" if part.key else ""
         one_cell = "corruption" in part.metadata and "severity" in part.metadata
         budget = self.rows_per_cell_part if one_cell else None
-        for index, row in enumerate(rows):
-            if budget is not None and budget <= 0:
-                break
-            metadata = {**fixed, **part.metadata}
-            if schema.corruption_column:
-                metadata["corruption"] = normalise_corruption(row[schema.corruption_column])
-            if schema.severity_column:
-                metadata["severity"] = int(row[schema.severity_column])
-            if not self._wanted(metadata):
-                continue
-            sample_id = f"{prefix}row-{index:06d}"
-            data = row[schema.image_column]
-            if data is None or (
-                isinstance(data, dict) and data.get("bytes") is None and not data.get("path")
-            ):
-                self.report.skip(sample_id, "missing_image", "the row has no image")
-                continue
-            label, reason = label_map(row.get(schema.label_column) if schema.label_column else None)
-            if reason is not None and reason != "missing_label":
-                self.report.skip(sample_id, reason, f"label {row.get(schema.label_column)!r} is not mappable")
-                continue
-            if budget is not None:
-                budget -= 1
-            yield RawSample(data=data, label=label, sample_id=sample_id, metadata=metadata)
+        num_files = self._files_in_part(part_index)
+        for file in files:
+            if file is None:
+                file_rows, file_prefix = rows, prefix
+            else:
+                file_rows, file_prefix = rows.shard(num_shards=num_files, index=file), f"{prefix}{file:05d}/"
+            for index, row in enumerate(file_rows):
+                if budget is not None and budget <= 0:
+                    return
+                metadata = {**fixed, **part.metadata}
+                if schema.corruption_column:
+                    metadata["corruption"] = normalise_corruption(row[schema.corruption_column])
+                if schema.severity_column:
+                    metadata["severity"] = int(row[schema.severity_column])
+                if not self._wanted(metadata):
+                    continue
+                sample_id = f"{file_prefix}row-{index:06d}"
+                data = row[schema.image_column]
+                if data is None or (
+                    isinstance(data, dict) and data.get("bytes") is None and not data.get("path")
+                ):
+                    self.report.skip(sample_id, "missing_image", "the row has no image")
+                    continue
+                label, reason = label_map(row.get(schema.label_column) if schema.label_column else None)
+                if reason is not None and reason != "missing_label":
+                    self.report.skip(
+                        sample_id, reason, f"label {row.get(schema.label_column)!r} is not mappable"
+                    )
+                    continue
+                if budget is not None:
+                    budget -= 1
+                yield RawSample(data=data, label=label, sample_id=sample_id, metadata=metadata)
 
     def _checks_description(self) -> dict[str, Any]:
         described: dict[str, Any] = {}

@@ -30,7 +30,7 @@ from ..constants import PERTURBATIONS
 from ..models.imagenet import imagenet_wnid_to_index
 from ..registry import check_known
 from .decoding import BadSampleError
-from .samples import RawSample, SchemaError, Source
+from .samples import DeferredData, RawSample, SchemaError, Source
 
 DIFFICULTIES = (1, 2, 3)
 VIDEO_EXTENSION = ".mp4"
@@ -117,6 +117,20 @@ def h264_round_trip(frames: torch.Tensor, perturbation: str) -> torch.Tensor:
             f"The H.264 round trip gave {tuple(decoded.shape)} frames for {tuple(frames.shape)}."
         )
     return decoded.to(frames.device)
+
+
+class VideoFile(DeferredData):
+    """An ImageNet-P video on disk, decoded (`decode_video`) only when its sample is: the process that owns the
+    sample's chunk is the only one that reads it."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+
+    def load(self) -> torch.Tensor:
+        return decode_video(self.path)
+
+    def __repr__(self) -> str:
+        return f"VideoFile({str(self.path)!r})"
 
 
 class ImageNetPVideoSource(Source):
@@ -217,22 +231,21 @@ class ImageNetPVideoSource(Source):
                     if entry.is_file() and entry.name.lower().endswith(VIDEO_EXTENSION)
                 )
                 for file in files:
-                    sample_id = f"{name}/{level}/{wnid}/{file}"
-                    try:
-                        frames = decode_video(self.root / folder / wnid / file)
-                    except BadSampleError as error:
-                        self.report.skip(sample_id, error.reason, str(error))
-                        continue
                     yield RawSample(
-                        data=frames,
+                        data=VideoFile(self.root / folder / wnid / file),
                         label=to_index[wnid],
-                        sample_id=sample_id,
+                        sample_id=f"{name}/{level}/{wnid}/{file}",
                         metadata={"perturbation": name, "difficulty": level},
                     )
 
     @property
     def countable(self) -> bool:
         """Local videos: listing them decodes none."""
+        return True
+
+    @property
+    def reads_on_decode(self) -> bool:
+        """Each raw sample is a `VideoFile`, read when its sample is decoded."""
         return True
 
     def describe(self) -> dict[str, Any]:
@@ -253,6 +266,7 @@ class ImageNetPVideoSource(Source):
 __all__ = [
     "DIFFICULTIES",
     "ImageNetPVideoSource",
+    "VideoFile",
     "decode_video",
     "difficulty_folder",
     "encode_video_as_released",

@@ -271,6 +271,11 @@ class ImageFolderSource(Source):
         """Local files: listing them reads no image."""
         return True
 
+    @property
+    def reads_on_decode(self) -> bool:
+        """Each raw sample is a file's path: a process opens only the files of its own chunks."""
+        return True
+
     def describe(self) -> dict[str, Any]:
         return {
             "kind": self.kind,

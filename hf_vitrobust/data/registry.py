@@ -57,16 +57,46 @@ class ImageNetOSource(Source):
         if self.in_distribution is not None:
             self.in_distribution.validate()
 
+    def validate_shards(self, shards: Sequence[int]) -> None:
+        num_ood = len(self.ood.shards())
+        self.ood.validate_shards([s for s in shards if s < num_ood])
+        if self.in_distribution is not None:
+            self.in_distribution.validate_shards([s - num_ood for s in shards if s >= num_ood])
+
     def raw_samples(self) -> Iterator[RawSample]:
-        for raw in self.ood.raw_samples():
-            metadata = {**raw.metadata, "is_ood": True}
-            yield RawSample(raw.data, NO_LABEL, f"ood/{raw.sample_id}", metadata)
-        if self.in_distribution is None:
-            return
+        yield from self._ood_rows(self.ood.raw_samples())
+        if self.in_distribution is not None:
+            yield from self._in_distribution_rows(self.in_distribution.raw_samples())
+
+    def _ood_rows(self, rows: Iterator[RawSample]) -> Iterator[RawSample]:
+        for raw in rows:
+            yield RawSample(raw.data, NO_LABEL, f"ood/{raw.sample_id}", {**raw.metadata, "is_ood": True})
+
+    def _in_distribution_rows(self, rows: Iterator[RawSample]) -> Iterator[RawSample]:
         keep = set(self.classes.class_indices)
-        for raw in self.in_distribution.raw_samples():
+        for raw in rows:
             if raw.label is None or raw.label in keep:
                 yield RawSample(raw.data, raw.label, f"id/{raw.sample_id}", {**raw.metadata, "is_ood": False})
+
+    def shards(self) -> tuple[str, ...]:
+        """The out-of-distribution half's shards ("ood/..."), then the in-distribution half's ("id/...")."""
+        halves = [("ood", self.ood), ("id", self.in_distribution)]
+        return tuple(
+            f"{name}/{shard}" for name, half in halves if half is not None for shard in half.shards()
+        )
+
+    def shard_raw_samples(self, index: int) -> Iterator[RawSample]:
+        num_ood = len(self.ood.shards())
+        if index < num_ood:
+            return self._ood_rows(self.ood.shard_raw_samples(index))
+        if self.in_distribution is None:
+            raise IndexError(f"ImageNet-O has {num_ood} shards; there is no shard {index}.")
+        return self._in_distribution_rows(self.in_distribution.shard_raw_samples(index - num_ood))
+
+    @property
+    def reads_on_decode(self) -> bool:
+        halves = [half for half in (self.ood, self.in_distribution) if half is not None]
+        return all(half.reads_on_decode for half in halves)
 
     def describe(self) -> dict[str, Any]:
         described = {"kind": "imagenet-o", "ood": self.ood.describe(), "generated": False}

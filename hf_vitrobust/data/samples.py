@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,11 +48,21 @@ class Sample:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+class DeferredData(abc.ABC):
+    """Raw data that is read only when the sample is decoded (an ImageNet-P video file): listing a stream of these
+    reads nothing, so a process opens only the files of its own chunks."""
+
+    @abc.abstractmethod
+    def load(self) -> Any:
+        """What `decode_image` or the sequence check accepts; raises `BadSampleError` for unusable data."""
+
+
 @dataclass(frozen=True)
 class RawSample:
     """A sample before decoding: `data` is whatever `decode_image` accepts (bytes, a path, a dict with
     "bytes"/"path" as the `datasets` Image feature stores it, a PIL image, an HWC uint8 array or a tensor), or
-    an already decoded (T, 3, H, W) uint8 tensor for sequences. `label` is None when the source has no label for it.
+    an already decoded (T, 3, H, W) uint8 tensor for sequences, or a `DeferredData` that loads one of these.
+    `label` is None when the source has no label for it.
     """
 
     data: Any
@@ -115,6 +125,11 @@ class Source(abc.ABC):
       (a Hub part holding one cell) overrides it.
     - `countable` and `count_without_decoding()`: whether, and how many, raw samples there are without decoding
       anything (local files, the bundled photos), for a progress bar.
+    - `shards()` and `shard_raw_samples(index)`: the pieces of the stream that can be read on their own (its files:
+      parquet shards, CIFAR-C cells), in stream order; concatenated, their raw samples are `raw_samples()`. A
+      process of a distributed run reads only its shards. The default is one shard, the whole stream.
+    - `reads_on_decode`: whether a raw sample only names its data (a local file path) and decoding reads it. Then
+      every process can list the whole stream for nothing, and one shard cut into chunks costs no extra bytes.
     """
 
     def __init__(self) -> None:
@@ -125,6 +140,13 @@ class Source(abc.ABC):
 
     @abc.abstractmethod
     def raw_samples(self) -> Iterator[RawSample]: ...
+
+    def validate_shards(self, shards: Sequence[int]) -> None:
+        """What a process of a distributed run checks before any work: enough to read `shards`, its own. By
+        default all of `validate()`; a source of many parts (Hub repositories, parquet files) checks the first
+        part (its schema decides how every part is read) and the parts of these shards, so that no process reads
+        the first rows of files it will not read. Together the processes check every part."""
+        self.validate()
 
     @abc.abstractmethod
     def describe(self) -> dict[str, Any]: ...
@@ -174,6 +196,23 @@ class Source(abc.ABC):
         source once, or from a limit: then at most that many); None otherwise (a Hub stream)."""
         return sum(1 for _ in self.raw_samples()) if self.countable else None
 
+    def shards(self) -> tuple[str, ...]:
+        """Names of the pieces of the stream that can be read on their own, in stream order (a file, a cell of
+        arrays); the runner cuts each into chunks and gives each process its own. Default: one, the whole stream."""
+        return ("",)
+
+    def shard_raw_samples(self, index: int) -> Iterator[RawSample]:
+        """The raw samples of shard `index` alone, reading nothing of the others; in order, the shards' raw samples
+        are `raw_samples()`."""
+        if index != 0:
+            raise IndexError(f"{type(self).__name__} has one shard; there is no shard {index}.")
+        return self.raw_samples()
+
+    @property
+    def reads_on_decode(self) -> bool:
+        """Whether listing the raw samples reads no image data (each names a local file that decoding opens)."""
+        return False
+
 
 def decode_raw_sample(raw: RawSample, report: SkipReport) -> Sample | None:
     """Decode one raw sample, or record in `report` why it cannot be used and return None. What `Source.samples`
@@ -190,6 +229,8 @@ def decode_raw_sample(raw: RawSample, report: SkipReport) -> Sample | None:
 
 
 def _decode(data: Any, report: SkipReport) -> torch.Tensor:
+    if isinstance(data, DeferredData):
+        data = data.load()
     if isinstance(data, torch.Tensor) and data.dim() == 4:
         if data.dtype != torch.uint8 or data.shape[1] != 3:
             raise BadSampleError(
@@ -224,6 +265,10 @@ class InMemorySource(Source):
     def describe(self) -> dict[str, Any]:
         return dict(self._description)
 
+    @property
+    def reads_on_decode(self) -> bool:
+        return True
+
 
 class _LimitedView(Source):
     """What both limited views share: the inner source, the limit, its checks and its skip report."""
@@ -242,6 +287,11 @@ class _LimitedView(Source):
     @property
     def countable(self) -> bool:
         return self.inner.countable
+
+    @property
+    def reads_on_decode(self) -> bool:
+        """A limited view is one shard (the first samples of the inner stream), read as the inner source reads."""
+        return self.inner.reads_on_decode
 
 
 class LimitedSource(_LimitedView):

@@ -1,12 +1,15 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """Who does which chunk: the process group of an `accelerate launch` / `torchrun` run, or one process.
 
-Every stream the runner evaluates is cut into chunks of a fixed composition (chunk k holds the stream's items
-[k * C, (k + 1) * C)), whatever the number of processes. Chunk k belongs to rank k mod world_size. Each process
-reads the raw stream (cheap: undecoded bytes), decodes and evaluates only its own chunks, and writes each chunk's
-output to the run folder; after a barrier, rank 0 merges the chunks in order. So every sample goes to exactly one
-rank, nothing is gathered twice (accelerate's `gather_for_metrics` duplicates samples of iterable datasets), and
-a run on 1 process computes exactly the chunks a run on 8 processes computes.
+Every benchmark stream is cut into chunks per shard of its source (its files: `Source.shards()`): chunk (s, k)
+holds raw samples [k * C, (k + 1) * C) of shard s, whatever the number of processes (`streams.StreamPlan`). With
+at least as many shards as processes, process r reads only the shards s with s % world_size == r and computes all
+their chunks; with fewer, every process reads every shard and computes chunk (s, k) when (s + k) % world_size == r
+(`streams.ReadAssignment`, which warns what that costs). Each process writes each chunk's output to the run folder;
+after a barrier, rank 0 merges the chunks in order. So every sample goes to exactly one rank, nothing is gathered
+twice (accelerate's `gather_for_metrics` duplicates samples of iterable datasets), and a run on 1 process computes
+exactly the chunks a run on 8 processes computes. Probe chunks (lists of selected images) belong to rank k mod
+world_size (`ProcessGroup.owns`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ class ProcessGroup:
         return self.rank == 0
 
     def owns(self, chunk_index: int) -> bool:
-        """Whether chunk `chunk_index` of a stream is this process's to compute."""
+        """Whether chunk `chunk_index` of a probe's images is this process's to compute."""
         return chunk_index % self.world_size == self.rank
 
     def barrier(self) -> None:

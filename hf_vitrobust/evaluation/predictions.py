@@ -1,8 +1,8 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """Per-sample predictions: what a model said about every sample, as the rows of a parquet file.
 
-One row per sample (one per sequence for ImageNet-P), in stream order, with enough to recompute every metric
-later without the model: the top-1 and top-5 classes, the maximum softmax probability, the true class's
+One row per sample (one per sequence for ImageNet-P), in stream order (by shard, then position within the shard),
+with enough to recompute every metric later without the model: the top-1 and top-5 classes, the maximum softmax probability, the true class's
 probability, the argmax over the benchmark's class subset (ImageNet-A/R/O), the ImageNet-O score, the sample's
 corruption / severity / variant / perturbation, the clean sample a generated one was made of, and for benchmarks that are not expanded by corruptions the full
 logits (calibration and masked accuracy need them).
@@ -24,6 +24,7 @@ TOP_K = 5
 
 PREDICTION_SCHEMA = pa.schema(
     [
+        ("shard", pa.int64()),
         ("position", pa.int64()),
         ("sample_id", pa.string()),
         ("clean_sample_id", pa.string()),
@@ -50,8 +51,9 @@ PREDICTION_SCHEMA = pa.schema(
 
 def keeps_logits(benchmark: Benchmark, expanded: bool) -> bool:
     """Full logits are stored for clean, non-sequence benchmarks (calibration and masked accuracy need them); not
-    for ImageNet-C/-P, which would multiply the file size by the number of corruptions."""
-    return not expanded and benchmark.task != "sequence"
+    for ImageNet-C/-P, generated or released (`expanded`: generated; a benchmark of corruption cells: released),
+    which would multiply the file size by the number of corruptions."""
+    return not expanded and not benchmark.corruptions and benchmark.task != "sequence"
 
 
 def prediction_rows(
@@ -60,15 +62,22 @@ def prediction_rows(
     samples: list[Sample],
     logits: torch.Tensor | list[torch.Tensor],
     keep_logits: bool,
+    shard: int = 0,
 ) -> dict[str, list[Any]]:
-    """Columns of `PREDICTION_SCHEMA` for one chunk. `logits`: (n, classes), or (n, T, classes) for sequences, or a
-    list of (T_i, classes) for sequences of different lengths."""
+    """Columns of `PREDICTION_SCHEMA` for one chunk of shard `shard` (`positions` are within the shard).
+    `logits`: (n, classes), or (n, T, classes) for sequences, or a list of (T_i, classes) for sequences of
+    different lengths."""
     if isinstance(logits, list):
         sequences = [sequence.detach().to(torch.float32).cpu() for sequence in logits]
         k = min(TOP_K, sequences[0].shape[-1])
         tops = [sequence.topk(k, dim=-1).indices for sequence in sequences]
         columns = prediction_rows(
-            benchmark, positions, samples, torch.stack([sequence[:1] for sequence in sequences]), keep_logits
+            benchmark,
+            positions,
+            samples,
+            torch.stack([sequence[:1] for sequence in sequences]),
+            keep_logits,
+            shard,
         )
         columns["frame_top5"] = [top.tolist() for top in tops]
         columns["frame_predictions"] = [top[:, 0].tolist() for top in tops]
@@ -76,6 +85,7 @@ def prediction_rows(
     logits = logits.detach().to(torch.float32).cpu()
     n = len(samples)
     columns: dict[str, list[Any]] = {name: [None] * n for name in PREDICTION_SCHEMA.names}
+    columns["shard"] = [shard] * n
     columns["position"] = list(positions)
     columns["sample_id"] = [s.sample_id for s in samples]
     columns["label"] = [int(s.label) for s in samples]
@@ -136,11 +146,17 @@ def to_table(columns: dict[str, list[Any]], skipped: dict[str, Any] | None = Non
     return table
 
 
-def with_clean_sample_ids(table: pa.Table) -> pa.Table:
-    """A chunk table with the "clean_sample_id" column. Chunks written before the column existed (an old run folder
-    being resumed) get it derived as their runs made it: the sample id after "<corruption>/<severity>/" for a
-    generated sample (its metadata says "generated"), None for any other; a table that has it is returned as it is.
+def with_derived_columns(table: pa.Table) -> pa.Table:
+    """A chunk or predictions table with the "clean_sample_id" and "shard" columns. Tables written before the
+    columns existed (an old run folder being resumed or published) get them as their runs made them: the clean id is
+    the sample id after "<corruption>/<severity>/" for a generated sample (its metadata says "generated"), None for
+    any other; the shard is 0 (those runs cut one whole stream, whose positions are in order). A table that has both
+    is returned as it is.
     """
+    if "shard" not in table.schema.names:  # written before streams were cut per shard: one stream, in order
+        table = table.add_column(
+            0, PREDICTION_SCHEMA.field("shard"), pa.array([0] * table.num_rows, pa.int64())
+        )
     if "clean_sample_id" in table.schema.names:
         return table
     sample_ids = table.column("sample_id").to_pylist()
@@ -170,5 +186,5 @@ __all__ = [
     "keeps_logits",
     "prediction_rows",
     "to_table",
-    "with_clean_sample_ids",
+    "with_derived_columns",
 ]

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..data.image_lists import check_image_list, file_name, image_list, match_image_list
 from ..models.imagenet import imagenet_wnid_to_index
@@ -141,6 +143,33 @@ def select_listed_images(
     return positions if num_images is None else positions[: int(num_images)]
 
 
+def select_probe_places(
+    probes: Sequence[Any], frames: Mapping[str, pd.DataFrame], seed: int
+) -> dict[str, list[tuple[int, int]]]:
+    """Probe name -> the (shard, position) of its images, chosen by `select_images` from the clean predictions of
+    its benchmark (`frames`: benchmark -> predictions); probes whose benchmark was not run are left out."""
+    selections = {}
+    for spec in probes:
+        if spec.benchmark not in frames:
+            continue
+        frame = frames[spec.benchmark]
+        selected = select_images(
+            get_probe_task(spec.name).selection_for(spec.params),
+            spec.num_images,
+            frame["sample_id"].tolist(),
+            frame["label"].to_numpy(),
+            frame["prediction"].to_numpy(),
+            seed,
+        )
+        rows = np.asarray(selected, dtype=np.int64)
+        shards, positions = (
+            frame["shard"].to_numpy()[rows].tolist(),
+            frame["position"].to_numpy()[rows].tolist(),
+        )
+        selections[spec.name] = list(zip(shards, positions, strict=True))
+    return selections
+
+
 __all__ = [
     "IMAGE_LIST_SELECTION",
     "PROBE_TASKS",
@@ -151,4 +180,5 @@ __all__ = [
     "get_probe_task",
     "select_images",
     "select_listed_images",
+    "select_probe_places",
 ]

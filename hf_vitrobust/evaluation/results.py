@@ -372,6 +372,26 @@ def severity5_top1(metrics: Mapping[str, Any]) -> dict[str, float]:
     return {name: cells[5] for name, cells in corruption_top1_by_severity(metrics).items() if 5 in cells}
 
 
+def summary_table(results: dict[str, Any]) -> str:
+    """The run's headline numbers, one column per model, as a plain-text table."""
+    models = [m["key"] for m in results.get("models", [])]
+    rows: list[str] = []
+    for key in models:
+        for metric in results.get("summary", {}).get(key, {}):
+            if metric not in rows:
+                rows.append(metric)
+    width = max([len(r) for r in rows] + [10])
+    columns = [max(len(k), 10) for k in models]
+    lines = ["  ".join([" " * width] + [k.rjust(c) for k, c in zip(models, columns, strict=True)])]
+    for metric in rows:
+        cells = []
+        for key, c in zip(models, columns, strict=True):
+            value = results["summary"].get(key, {}).get(metric)
+            cells.append(("-" if value is None else f"{value:.3f}").rjust(c))
+        lines.append("  ".join([metric.ljust(width), *cells]))
+    return "\n".join(lines)
+
+
 __all__ = [
     "RESULTS_FILE",
     "SCHEMA",
@@ -396,6 +416,7 @@ __all__ = [
     "provenance",
     "run_names",
     "severity5_top1",
+    "summary_table",
     "unique_model_keys",
     "utc_now",
 ]

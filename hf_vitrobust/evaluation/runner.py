@@ -25,9 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 from torch.utils.data import DataLoader
@@ -35,34 +33,45 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..constants import DEFAULT_MODEL, LABEL_SPACE_CLASSES
-from ..corruptions.export import stable_sample_index
 from ..data import BENCHMARKS, Benchmark, SkipReport, Source, get_benchmark, load_benchmark
-from ..data.samples import MAX_REPORTED_SKIPS
 from ..models.classifier import Classifier, load_classifier
 from ..registry import did_you_mean
 from .distributed import ProcessGroup, process_group
-from .predictions import (
-    chunk_skips,
-    empty_columns,
-    keeps_logits,
-    prediction_rows,
-    to_table,
-    with_clean_sample_ids,
-)
-from .probe_tasks import ProbeNotApplicable, get_probe_task, select_images
+from .predictions import PREDICTION_SCHEMA, empty_columns, keeps_logits, prediction_rows, to_table
+from .probe_tasks import ProbeNotApplicable, get_probe_task, select_probe_places
+from .progress import RunProgress
 from .protocols import ModelInput, benchmark_protocol, model_input, protocol_record
-from .results import SCHEMA, SCHEMA_VERSION, environment, json_safe, model_key, provenance, utc_now
+from .results import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    environment,
+    json_safe,
+    model_key,
+    provenance,
+    summary_table,
+    utc_now,
+)
 from .scoring import benchmark_metrics, headline
-from .store import ChunkStore, load_tensors, save_tensors_atomic, write_json_atomic, write_parquet_atomic
+from .store import (
+    ChunkStore,
+    load_tensors,
+    resume_refusal,
+    save_tensors_atomic,
+    write_json_atomic,
+    write_parquet_atomic,
+)
+from .stream_merge import merge_stream_chunks
 from .streams import (
     ChunkDataset,
     ChunkInputs,
-    StreamEnd,
+    ReadAssignment,
+    ShardEnd,
     StreamPlan,
-    chunked,
     collate_identity,
+    finish_chunk,
+    interleaving_cost,
     plan_stream,
-    prepare_chunk,
+    read_places,
 )
 from .suite import BenchmarkSpec, Suite, load_suite
 
@@ -73,7 +82,13 @@ PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float
 #: Run settings that change results: a resumed run must use the same ones.
 _RESULT_SETTINGS = (
     "models", "suite", "data", "limit", "seed", "precision", "chunk_size", "protocols", "schema_version",
+    "chunk_layout", "suite_contents",
 )  # fmt: skip
+#: How the chunk files of a stream are cut: per shard of the source (`streams.StreamPlan`). Run folders of
+#: versions that cut the whole stream (chunk k of every process's full read) record none and cannot be resumed.
+CHUNK_LAYOUT = "per-shard"
+#: Where generated ImageNet-C / -P images are corrupted.
+CORRUPTION_DEVICES = ("auto", "workers", "device")
 
 
 @dataclass
@@ -102,6 +117,7 @@ class EvaluationConfig:
     device: str | None = None
     report: bool = True
     progress: bool = True
+    corruption_device: str = "auto"
 
 
 class EvaluationError(ValueError):
@@ -167,6 +183,12 @@ class Runner:
         _check_positive("num_workers", config.num_workers, minimum=0)
         if config.seed is not None:
             _check_positive("seed", config.seed, minimum=0)
+        if config.corruption_device not in CORRUPTION_DEVICES:
+            raise EvaluationError(
+                f"corruption_device must be one of {', '.join(CORRUPTION_DEVICES)}, got "
+                f"{config.corruption_device!r}."
+                + did_you_mean(config.corruption_device, CORRUPTION_DEVICES, n=2)
+            )
         self.seed = self.suite.seed if config.seed is None else config.seed
         self.batch_size = config.batch_size or self.suite.batch_size
         self.chunk_size = self.suite.chunk_size
@@ -221,6 +243,9 @@ class Runner:
             "chunk_size": self.chunk_size,
             "protocols": self.protocols,
             "schema_version": SCHEMA_VERSION,
+            "chunk_layout": CHUNK_LAYOUT,
+            "suite_contents": json_safe(self.suite.to_dict()),
+            "corruption_device": self._corruption_device_name(),
             "batch_size": self.batch_size,
             "compile": config.compile,
             "num_workers": config.num_workers,
@@ -229,6 +254,13 @@ class Runner:
         }
 
     # ------------------------------------------------------------------------------------------------ set-up
+    def _corruption_device_name(self) -> str:
+        """ "workers" or "device" (config "auto": "device" on a GPU)."""
+        chosen = self.config.corruption_device
+        if chosen == "auto":
+            return "device" if self.group.device.type == "cuda" else "workers"
+        return chosen
+
     def _plans(self) -> dict[str, StreamPlan]:
         """Resolve and validate every benchmark's source (before any work). An optional benchmark with no source
         at all is left out and recorded in `self.unavailable`."""
@@ -243,15 +275,22 @@ class Runner:
                 logger.warning("Skipping %s.", self.unavailable[spec.name])
                 continue
             limit = self.config.limit if self.config.limit is not None else spec.limit
+            device = self.group.device if self.settings["corruption_device"] == "device" else None
             try:
                 resolved = open_benchmark(spec, source, self.seed, self.protocols[spec.name])
-                resolved.validate()
+                plan = plan_stream(benchmark, resolved, limit, self.chunk_size, dict(spec.options), device)
+                # Each process checks the parts it will read (and the first, for the schema); together, all.
+                mine = ReadAssignment(len(plan.shards()), self.group.rank, self.group.world_size).shards
+                resolved.validate() if self.group.world_size == 1 else plan.raw.validate_shards(mine)
             except (ValueError, FileNotFoundError, OSError) as error:
                 raise EvaluationError(f"{spec.name}: cannot read source {source!r}: {error}") from error
             row_order = resolved.describe().get("row_order")
             if limit is not None and row_order:
                 logger.warning("%s: %s.", spec.name, row_order)
-            plans[spec.name] = plan_stream(benchmark, resolved, limit, self.chunk_size, dict(spec.options))
+            warning = interleaving_cost(spec.name, plan, self.group.world_size, self.config.num_workers)
+            if warning is not None and self.group.is_main:
+                logger.warning("%s", warning)
+            plans[spec.name] = plan
         return plans
 
     def _load_models(self) -> list[_ModelEntry]:
@@ -304,34 +343,10 @@ class Runner:
         run_file = self.work / "run.json"
         recorded = {key: self.settings[key] for key in _RESULT_SETTINGS}
         if self.group.is_main:
-            if run_file.is_file():
-                previous = json.loads(run_file.read_text())
-                if not self.config.resume:
-                    raise EvaluationError(
-                        f"{self.output} holds an earlier run: pass --resume to continue it, or choose another "
-                        "--output folder."
-                    )
-                version = previous.get("schema_version", 1)  # run.json recorded no version before schema 2
-                if version != SCHEMA_VERSION:
-                    why = (
-                        " (it fed the pre-cropped benchmarks, ImageNet-C, -P, -9 and CIFAR, through each model's "
-                        "resize and crop, and recorded no protocols)"
-                        if version == 1
-                        else ""
-                    )
-                    raise EvaluationError(
-                        f"{self.output} was started by an hf_vitrobust that wrote results schema version "
-                        f"{version}{why}; this one writes version {SCHEMA_VERSION}, so the run cannot be "
-                        "continued. Start a new --output (`vitrobust report` reads folders of older versions)."
-                    )
-                changed = [k for k in _RESULT_SETTINGS if previous.get(k) != recorded[k]]
-                if changed:
-                    details = ", ".join(f"{k}: {previous.get(k)!r} -> {recorded[k]!r}" for k in changed)
-                    raise EvaluationError(
-                        f"--resume with different settings ({details}); use a new --output."
-                    )
-            elif (self.output / "results.json").is_file() and not self.config.resume:
-                raise EvaluationError(f"{self.output} already holds results; choose another --output folder.")
+            previous = json.loads(run_file.read_text()) if run_file.is_file() else None
+            refusal = resume_refusal(self.output, previous, recorded, self.config.resume, SCHEMA_VERSION)
+            if refusal is not None:
+                raise EvaluationError(refusal)
             write_json_atomic(run_file, recorded)
         self.group.barrier()
 
@@ -374,16 +389,27 @@ class Runner:
             leave=False,
         )
 
-    def _run_stream(self, entry: _ModelEntry, name: str, plan: StreamPlan, model: torch.nn.Module) -> None:
-        """This rank's chunks of one benchmark -> chunk parquet files; then the stream's length is recorded. `model`
-        reads the benchmark under its protocol (`entry.inputs[name]`)."""
+    def _run_stream(
+        self, entry: _ModelEntry, name: str, plan: StreamPlan, model: torch.nn.Module, progress: RunProgress
+    ) -> None:
+        """This process's chunks of one benchmark -> chunk parquet files, and a marker for each shard it read to
+        its end. It reads only its own shards (`ReadAssignment`); shards whose chunks are all on disk are not read
+        again. `model` reads the benchmark under its protocol (`entry.inputs[name]`)."""
         store = ChunkStore(self.work / entry.key / "benchmarks" / name, "parquet")
+        shards = plan.shards()
+        if self.group.is_main:
+            store.adopt_whole_stream(len(shards))
+            store.check_shards(shards)
+        self.group.barrier()
         done = store.done_indices()
         keep_logits = keeps_logits(plan.benchmark, plan.generated is not None)
+        preprocessing = entry.inputs[name].classifier.preprocessing
         dataset = ChunkDataset(
             plan,
-            entry.inputs[name].classifier.preprocessing,
-            lambda index: self.group.owns(index) and index not in done,
+            preprocessing,
+            ReadAssignment(len(shards), self.group.rank, self.group.world_size),
+            done,  # type: ignore[arg-type]
+            store.complete_shards(len(shards), done),
         )
         loader = DataLoader(
             dataset,
@@ -392,100 +418,44 @@ class Runner:
             collate_fn=collate_identity,
             persistent_workers=False,
         )
-        total = plan.expected_samples()
-        ends: list[StreamEnd] = []
-        with self._progress(f"{entry.key} {name}", total) as bar:
-            for item in loader:
-                if isinstance(item, StreamEnd):
-                    ends.append(item)
-                    continue
-                chunk: ChunkInputs = item
-                columns = empty_columns()
-                if chunk.pixels is not None:
-                    logits = self._classify(model, chunk.pixels)
-                    columns = prediction_rows(
-                        plan.benchmark, chunk.positions, chunk.samples, logits, keep_logits
-                    )
-                write_parquet_atomic(store.path(chunk.index), to_table(columns, chunk.skipped))
-                bar.update(len(chunk.positions) * self.group.world_size)
-        end = ends[0]
-        store.mark_complete(self.group.rank, end.num_chunks, end.num_items)
+        progress.describe(f"{entry.key} {name}")
+        marked: set[int] = set()
+        for item in loader:
+            if isinstance(item, ShardEnd):
+                if (
+                    item.shard not in marked
+                ):  # several workers may each read a shard (fewer shards than workers)
+                    store.mark_shard(item.shard, item.num_chunks, item.num_items)
+                    marked.add(item.shard)
+                continue
+            chunk: ChunkInputs = finish_chunk(item, plan, preprocessing)
+            columns = empty_columns()
+            if chunk.pixels is not None:
+                logits = self._classify(model, chunk.pixels)
+                columns = prediction_rows(
+                    plan.benchmark, chunk.positions, chunk.samples, logits, keep_logits, chunk.shard
+                )
+            write_parquet_atomic(store.path(chunk.key), to_table(columns, chunk.skipped))
+            progress.add(len(chunk.positions))
 
-    def _merge_stream(self, entry: _ModelEntry, name: str) -> tuple[pd.DataFrame, SkipReport, int]:
-        """Rank 0: every chunk of a benchmark, in order -> one table; fails loudly on a lost or duplicated sample."""
+    def _merge_stream(
+        self, entry: _ModelEntry, name: str, plan: StreamPlan
+    ) -> tuple[pd.DataFrame, SkipReport, int]:
+        """Rank 0: every chunk of a benchmark, in order, appended one at a time to its predictions file; then the
+        frame the metrics and the probes' image selection are computed from, read back from that file without the
+        per-sample metadata JSON (the largest column, which no metric reads)."""
         store = ChunkStore(self.work / entry.key / "benchmarks" / name, "parquet")
-        ends = [store.completion(rank) for rank in range(self.group.world_size)]
-        if any(end is None for end in ends) or len({end["num_chunks"] for end in ends}) != 1:
-            raise RuntimeError(f"{name}: the processes disagree on the stream's length: {ends}.")
-        num_chunks, num_items = ends[0]["num_chunks"], ends[0]["num_items"]
-        missing = store.missing(num_chunks)
-        if missing:
-            raise RuntimeError(f"{name}: chunks {missing[:10]} of {num_chunks} were never written.")
-        report = SkipReport()
-        tables = []
-        for index in range(num_chunks):
-            table = pq.read_table(store.path(index))
-            skips = chunk_skips(table)
-            report.skipped.update(skips.get("skipped", {}))
-            report.converted.update(skips.get("converted_to_rgb", {}))
-            room = MAX_REPORTED_SKIPS - len(report.examples)
-            report.examples.extend(skips.get("examples", [])[: max(room, 0)])
-            tables.append(with_clean_sample_ids(table.replace_schema_metadata(None)))
-        merged = pa.concat_tables(tables)
-        frame = merged.to_pandas()
-        if frame["sample_id"].duplicated().any():
-            duplicated = frame.loc[frame["sample_id"].duplicated(), "sample_id"].head(5).tolist()
-            raise RuntimeError(f"{name}: samples evaluated twice: {duplicated}.")
-        if not frame["position"].is_monotonic_increasing:
-            raise RuntimeError(f"{name}: the merged predictions are out of stream order.")
         path = self.output / "predictions" / entry.key / f"{name}.parquet"
-        write_parquet_atomic(path, merged)
-        return frame, report, num_items
+        report, num_items = merge_stream_chunks(name, store, len(plan.shards()), path)
+        columns = [column for column in PREDICTION_SCHEMA.names if column != "metadata"]
+        return pq.read_table(path, columns=columns).to_pandas(), report, num_items
 
     # ------------------------------------------------------------------------------------------------ probes
-    def _probe_inputs(
-        self, plan: StreamPlan, classifier: Classifier, positions: set[int]
-    ) -> dict[int, tuple[torch.Tensor, int, int]]:
-        """position -> (pixels, label, stable sample id) for the given stream positions (one pass over the stream,
-        decoding only those)."""
-        found: dict[int, tuple[torch.Tensor, int, int]] = {}
-        if not positions:
-            return found
-        last = max(positions)
-        for index, items in chunked(plan.raw.raw_samples(), plan.chunk_size):
-            wanted = [(p, raw) for p, raw in items if p in positions]
-            if wanted:
-                chunk = prepare_chunk(plan, index, wanted, classifier.preprocessing)
-                if chunk.pixels is None:
-                    continue
-                for position, sample, pixel in zip(chunk.positions, chunk.samples, chunk.pixels, strict=True):
-                    found[position] = (pixel, sample.label, stable_sample_index(sample.sample_id))
-            if items[-1][0] >= last:
-                break
-        return found
-
-    def _select_probe_images(self, frames: dict[str, pd.DataFrame]) -> dict[str, list[int]]:
-        """Rank 0: probe name -> the stream positions of its images, chosen from the clean predictions."""
-        selections = {}
-        for spec in self.suite.probes:
-            if spec.benchmark not in frames:
-                continue
-            frame = frames[spec.benchmark]
-            selected = select_images(
-                get_probe_task(spec.name).selection_for(spec.params),
-                spec.num_images,
-                frame["sample_id"].tolist(),
-                frame["label"].to_numpy(),
-                frame["prediction"].to_numpy(),
-                self.seed,
-            )
-            selections[spec.name] = (
-                frame["position"].to_numpy()[np.asarray(selected, dtype=np.int64)].tolist()
-            )
-        return selections
-
     def _run_probes(
-        self, entry: _ModelEntry, plans: dict[str, StreamPlan], selections: dict[str, list[int]]
+        self,
+        entry: _ModelEntry,
+        plans: dict[str, StreamPlan],
+        selections: dict[str, list[tuple[int, int]]],
     ) -> dict[str, Any]:
         """Every probe of the suite on its selected images: this rank's chunks, then (rank 0) the merge. A probe sees
         its benchmark's images as the benchmark's protocol feeds them to the model (`entry.inputs`)."""
@@ -509,19 +479,20 @@ class Runner:
             mine = [i for i in range(len(chunks)) if self.group.owns(i) and i not in done]
             jobs.append((spec, task, chunks, store, mine))
         # This rank's images of every probe, fetched in one pass per benchmark.
-        needed: dict[str, set[int]] = {}
+        needed: dict[str, set[tuple[int, int]]] = {}
         for spec, _task, chunks, _store, mine in jobs:
             for index in mine:
-                needed.setdefault(spec.benchmark, set()).update(chunks[index])
+                needed.setdefault(spec.benchmark, set()).update(map(tuple, chunks[index]))
         inputs = {
-            name: self._probe_inputs(plans[name], entry.inputs[name].classifier, wanted)
+            name: read_places(plans[name], entry.inputs[name].classifier.preprocessing, wanted)
             for name, wanted in needed.items()
         }
         for spec, task, chunks, store, mine in jobs:
             classifier = entry.inputs[spec.benchmark].classifier
             with self._progress(f"{entry.key} probe {spec.name}", len(chunks), unit="chunk") as bar:
                 for index in mine:
-                    rows = [inputs[spec.benchmark][p] for p in chunks[index] if p in inputs[spec.benchmark]]
+                    found = inputs[spec.benchmark]
+                    rows = [found[tuple(place)] for place in chunks[index] if tuple(place) in found]
                     pixels = torch.stack([r[0] for r in rows]).to(classifier.device)
                     labels = torch.tensor([r[1] for r in rows], dtype=torch.int64, device=classifier.device)
                     ids = torch.tensor([r[2] for r in rows], dtype=torch.int64, device=classifier.device)
@@ -574,6 +545,13 @@ class Runner:
             "timing": {},
             "summary": {},
         }
+        progress = RunProgress(
+            self.work,
+            self.group.rank,
+            self.group.world_size,
+            self._expected_samples(models, plans) if self.group.is_main and self.config.progress else None,
+            self.config.progress,
+        )
         for entry in models:
             # channels-last convolutions are up to 2x faster on CPUs and GPUs (as timm's validate.py
             # --channels-last); attention layers are unaffected.
@@ -592,10 +570,10 @@ class Runner:
                 if name in entry.skipped:
                     continue
                 begin = time.perf_counter()
-                self._run_stream(entry, name, plan, models_by_benchmark[name])
+                self._run_stream(entry, name, plan, models_by_benchmark[name], progress)
                 self.group.barrier()
                 if self.group.is_main:
-                    frame, report, num_items = self._merge_stream(entry, name)
+                    frame, report, num_items = self._merge_stream(entry, name, plan)
                     frames[name] = frame
                     source = plan.source.describe()
                     record = results["benchmarks"].get(name, {}).get("protocol") or protocol_record(
@@ -632,7 +610,9 @@ class Runner:
             probe_started = time.perf_counter()
             probes = {}
             if self.suite.probes:
-                selections = self._select_probe_images(frames) if self.group.is_main else None
+                selections = (
+                    select_probe_places(self.suite.probes, frames, self.seed) if self.group.is_main else None
+                )
                 probes = self._run_probes(entry, plans, self.group.broadcast(selections))
             timing["probes"] = time.perf_counter() - probe_started
             if self.group.is_main:
@@ -641,6 +621,7 @@ class Runner:
                 results["timing"][entry.key] = timing
                 results["summary"][entry.key] = summary
                 self._write_results(results)
+        progress.close()
         results["complete"] = True
         results["wall_seconds"] = time.perf_counter() - started
         if self.group.is_main:
@@ -657,28 +638,19 @@ class Runner:
         self.group.barrier()
         return results
 
+    @staticmethod
+    def _expected_samples(models: list[_ModelEntry], plans: dict[str, StreamPlan]) -> int | None:
+        """Samples of the whole run (every model's benchmarks), where every benchmark's count is known."""
+        counts = [
+            plan.expected_samples()
+            for entry in models
+            for name, plan in plans.items()
+            if name not in entry.skipped
+        ]
+        return None if any(count is None for count in counts) else sum(counts)  # type: ignore[arg-type]
+
     def _write_results(self, results: dict[str, Any]) -> None:
         write_json_atomic(self.output / "results.json", json_safe(results))
-
-
-def summary_table(results: dict[str, Any]) -> str:
-    """The run's headline numbers, one column per model, as a plain-text table."""
-    models = [m["key"] for m in results.get("models", [])]
-    rows: list[str] = []
-    for key in models:
-        for metric in results.get("summary", {}).get(key, {}):
-            if metric not in rows:
-                rows.append(metric)
-    width = max([len(r) for r in rows] + [10])
-    columns = [max(len(k), 10) for k in models]
-    lines = ["  ".join([" " * width] + [k.rjust(c) for k, c in zip(models, columns, strict=True)])]
-    for metric in rows:
-        cells = []
-        for key, c in zip(models, columns, strict=True):
-            value = results["summary"].get(key, {}).get(metric)
-            cells.append(("-" if value is None else f"{value:.3f}").rjust(c))
-        lines.append("  ".join([metric.ljust(width), *cells]))
-    return "\n".join(lines)
 
 
 def evaluate(config: EvaluationConfig | None = None, **kwargs: Any) -> dict[str, Any]:

@@ -3,14 +3,17 @@
 
 `StreamPlan` says what is chunked: the benchmark's own raw samples, or, for ImageNet-C / ImageNet-P generated on the
 fly, the clean source's raw samples (each chunk of clean images is then corrupted by the generated source, so the
-expensive corruption happens only in the process that owns the chunk). `ChunkDataset` is an `IterableDataset`:
-DataLoader workers decode, corrupt and preprocess chunks in parallel while the main process runs the model.
+expensive corruption happens only in the process that owns the chunk). The stream is cut per shard of that source
+(its files, `Source.shards()`), and `ReadAssignment` gives each process its own shards, so that a process reads only
+the files it evaluates. `ChunkDataset` is an `IterableDataset`: DataLoader workers decode, corrupt and preprocess
+chunks in parallel while the main process runs the model (and, with `StreamPlan.corruption_device`, corrupts them
+on the model's device first).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +21,7 @@ import torch
 from PIL import Image
 from torch.utils.data import IterableDataset, get_worker_info
 
+from ..corruptions.export import stable_sample_index
 from ..data import Benchmark, Source
 from ..data.samples import InMemorySource, RawSample, Sample, SkipReport, decode_raw_sample
 from ..models.classifier import Preprocessing
@@ -45,6 +49,13 @@ class StreamPlan:
     chunk_size: raw samples per chunk.
     generated: the generated source that, given each chunk of clean samples (`Source.with_clean`), corrupts it;
         or None.
+    corruption_device: where a generated benchmark's images are corrupted: None in the DataLoader workers (the
+        CPU), else in the main process on this device (`GeneratedSource.generate_prepared`), after the workers
+        decoded and prepared the clean images.
+
+    The stream is cut per shard of `raw` (`Source.shards()`: its files): chunk (s, k) holds raw samples
+    [k * chunk_size, (k + 1) * chunk_size) of shard s. The layout depends only on the shards, never on the
+    number of processes or workers.
     """
 
     benchmark: Benchmark
@@ -53,13 +64,21 @@ class StreamPlan:
     chunk_size: int
     generated: Source | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    corruption_device: torch.device | None = None
 
     _expected: int | None = field(default=None, init=False, repr=False)
+    _shards: tuple[str, ...] | None = field(default=None, init=False, repr=False)
 
     @property
     def positions_per_chunk(self) -> int:
-        """Stream positions reserved per chunk: chunk k's samples take positions k * this + i."""
+        """Positions reserved per chunk in its shard: chunk k's samples take positions k * this + i."""
         return self.chunk_size * (self.generated.expansion if self.generated is not None else 1)
+
+    def shards(self) -> tuple[str, ...]:
+        """The raw source's shards (listed once)."""
+        if self._shards is None:
+            self._shards = tuple(self.raw.shards())
+        return self._shards
 
     def expected_samples(self) -> int | None:
         """How many samples a progress bar should expect: from the limit, or by listing a local source once (cheap:
@@ -73,23 +92,28 @@ class StreamPlan:
 
 
 def plan_stream(
-    benchmark: Benchmark, source: Source, limit: int | None, chunk_size: int, options: dict[str, Any]
+    benchmark: Benchmark,
+    source: Source,
+    limit: int | None,
+    chunk_size: int,
+    options: dict[str, Any],
+    corruption_device: torch.device | None = None,
 ) -> StreamPlan:
     """The plan of `source` (already resolved for `benchmark`), keeping the first `limit` images (`Source.limited`,
     per cell where `limits_per_cell(benchmark)`): clean images for a generated benchmark, images of each half for
     ImageNet-O, images of each cell for released ImageNet-C / -P / -9 (every corruption and severity stays
     present), stream samples otherwise. A generated benchmark's chunks are of clean images, `expansion` times fewer
-    than `chunk_size`."""
+    than `chunk_size`; `corruption_device` says where they are corrupted (see `StreamPlan`)."""
     limited = source if limit is None else source.limited(limit, per_cell=limits_per_cell(benchmark))
     clean = limited.clean_source
     if clean is not None:
         clean_chunk = max(1, chunk_size // limited.expansion)
-        return StreamPlan(benchmark, source, clean, clean_chunk, limited, options)
+        return StreamPlan(benchmark, source, clean, clean_chunk, limited, options, corruption_device)
     return StreamPlan(benchmark, source, limited, chunk_size, options=options)
 
 
 def chunked(raw: Iterator[RawSample], chunk_size: int) -> Iterator[tuple[int, list[tuple[int, RawSample]]]]:
-    """(chunk index, [(stream position, raw sample)]) of consecutive `chunk_size` raw samples."""
+    """(chunk index, [(position, raw sample)]) of consecutive `chunk_size` raw samples."""
     numbered = enumerate(raw)
     for index in itertools.count():
         items = list(itertools.islice(numbered, chunk_size))
@@ -108,13 +132,20 @@ def uint8_to_pixels(preprocessing: Preprocessing, image: torch.Tensor) -> torch.
 class ChunkInputs:
     """One chunk, decoded and preprocessed: pixels (n, 3, h, w), or (n, T, 3, h, w) for sequences; sequences of
     different lengths in one chunk (ImageNet-P's 41-frame translate beside 31-frame ones) stay a list of
-    (T_i, 3, h, w)."""
+    (T_i, 3, h, w). A chunk of a benchmark corrupted on the model's device arrives from the workers with its
+    prepared clean samples in `clean` and no pixels yet (`finish_chunk` makes them)."""
 
+    shard: int
     index: int
     positions: list[int]
     samples: list[Sample]  # images dropped (metadata, labels and ids only)
     pixels: torch.Tensor | list[torch.Tensor] | None
     skipped: dict[str, Any]
+    clean: list[Sample] | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.shard, self.index)
 
 
 def _without_image(sample: Sample) -> Sample:
@@ -122,18 +153,56 @@ def _without_image(sample: Sample) -> Sample:
 
 
 def prepare_chunk(
-    plan: StreamPlan, index: int, items: list[tuple[int, RawSample]], preprocessing: Preprocessing
+    plan: StreamPlan,
+    index: int,
+    items: list[tuple[int, RawSample]],
+    preprocessing: Preprocessing,
+    shard: int = 0,
 ) -> ChunkInputs:
-    """Decode (and corrupt, for a generated benchmark) one chunk; bad samples are skipped and reported."""
+    """Decode (and corrupt, for a generated benchmark corrupted in the workers) one chunk; bad samples are skipped
+    and reported. For a benchmark corrupted on the model's device, only the clean images are decoded and prepared
+    (`GeneratedSource.prepare_clean`); `finish_chunk` does the rest in the main process."""
     report = SkipReport()
     decoded = [(position, decode_raw_sample(raw, report)) for position, raw in items]
     kept = [(position, sample) for position, sample in decoded if sample is not None]
+    if plan.generated is not None and plan.corruption_device is not None:
+        prepared = plan.generated.prepare_clean([sample for _, sample in kept], report)
+        return ChunkInputs(shard, index, [], [], None, report.to_dict(), clean=prepared)
     if plan.generated is not None:
         clean = InMemorySource([sample for _, sample in kept])
         samples = list(plan.generated.with_clean(clean).samples())
         report.merge(clean.report)
-        base = index * plan.positions_per_chunk
-        kept = [(base + offset, sample) for offset, sample in enumerate(samples)]
+        kept = _generated_positions(plan, index, samples)
+    return _to_pixels(shard, index, kept, preprocessing, report)
+
+
+def finish_chunk(chunk: ChunkInputs, plan: StreamPlan, preprocessing: Preprocessing) -> ChunkInputs:
+    """A chunk of prepared clean images (from the workers) corrupted on `plan.corruption_device` and turned into
+    model pixels; any other chunk as it is."""
+    if chunk.clean is None:
+        return chunk
+    assert plan.generated is not None and plan.corruption_device is not None
+    report = SkipReport()
+    report.skipped.update(chunk.skipped.get("skipped", {}))
+    report.converted.update(chunk.skipped.get("converted_to_rgb", {}))
+    report.examples.extend(chunk.skipped.get("examples", []))
+    samples = plan.generated.generate_prepared(chunk.clean, plan.corruption_device)
+    kept = _generated_positions(plan, chunk.index, samples)
+    return _to_pixels(chunk.shard, chunk.index, kept, preprocessing, report)
+
+
+def _generated_positions(plan: StreamPlan, index: int, samples: list[Sample]) -> list[tuple[int, Sample]]:
+    base = index * plan.positions_per_chunk
+    return [(base + offset, sample) for offset, sample in enumerate(samples)]
+
+
+def _to_pixels(
+    shard: int,
+    index: int,
+    kept: list[tuple[int, Sample]],
+    preprocessing: Preprocessing,
+    report: SkipReport,
+) -> ChunkInputs:
     positions, pixels, samples = [], [], []
     for position, sample in kept:
         try:
@@ -153,40 +222,133 @@ def prepare_chunk(
         stacked = torch.stack(pixels)
     else:
         stacked = pixels
-    return ChunkInputs(index, positions, samples, stacked, report.to_dict())
+    return ChunkInputs(shard, index, positions, samples, stacked, report.to_dict())
 
 
 @dataclass
-class StreamEnd:
-    """The last item of a `ChunkDataset`: how many raw samples and chunks the stream had."""
+class ShardEnd:
+    """Yielded by a `ChunkDataset` after it read shard `shard` to its end: how many raw samples and chunks it
+    had."""
 
+    shard: int
     num_items: int
     num_chunks: int
 
 
-class ChunkDataset(IterableDataset):
-    """The chunks of `plan` that `wanted(index)` selects (this rank's, not yet done), prepared; then a `StreamEnd`.
-    With DataLoader workers, worker w prepares every `num_workers`-th of the selected chunks."""
+@dataclass(frozen=True)
+class ReadAssignment:
+    """What one process reads of a stream of `num_shards` shards, and which of their chunks it computes.
 
-    def __init__(self, plan: StreamPlan, preprocessing: Preprocessing, wanted: Callable[[int], bool]) -> None:
+    With at least as many shards as processes, process r reads the shards s with s % world_size == r and computes
+    all their chunks: nothing of another process's shards is read. With fewer shards (one Hub split, a limited
+    stream, a local folder) every process reads every shard and computes chunk (s, k) when (s + k) % world_size
+    == r: sample-level interleaving, which costs nothing for sources whose raw samples name local files
+    (`Source.reads_on_decode`) and world_size times the bytes of the stream otherwise.
+    """
+
+    num_shards: int
+    rank: int
+    world_size: int
+
+    @property
+    def by_shard(self) -> bool:
+        return self.num_shards >= self.world_size
+
+    @property
+    def shards(self) -> list[int]:
+        if self.by_shard:
+            return [s for s in range(self.num_shards) if s % self.world_size == self.rank]
+        return list(range(self.num_shards))
+
+    def owns(self, shard: int, chunk: int) -> bool:
+        return self.by_shard or (shard + chunk) % self.world_size == self.rank
+
+
+def interleaving_cost(name: str, plan: StreamPlan, world_size: int, num_workers: int) -> str | None:
+    """The warning for a stream that cannot be split by file among its readers (processes x DataLoader workers),
+    saying what it costs; None when it can, or when reading costs nothing (`Source.reads_on_decode`)."""
+    if plan.raw.reads_on_decode:
+        return None
+    num_shards = len(plan.shards())
+    workers = max(1, num_workers)
+    assignment = ReadAssignment(num_shards, 0, world_size)
+    per_process = len(assignment.shards)
+    if assignment.by_shard and per_process >= workers:
+        return None
+    if not assignment.by_shard:
+        return (
+            f"{name}: {num_shards} shard(s) for {world_size} processes: each process reads every shard and keeps "
+            f"every {world_size}-th chunk, so the stream's bytes are read {world_size * workers} times in all "
+            f"(once per process and DataLoader worker) instead of once; a source of at least {world_size} files "
+            "is split by file."
+        )
+    return (
+        f"{name}: {per_process} shard(s) per process for {workers} DataLoader workers: each worker reads all of "
+        f"its process's shards and keeps every {workers}-th chunk, so they are read {workers} times; fewer "
+        "--num-workers, or a source of more files, avoids it."
+    )
+
+
+class ChunkDataset(IterableDataset):
+    """The chunks of `plan` that this process computes (`assignment`) and has not yet done (`done`), prepared; and
+    a `ShardEnd` after each shard read. Shards in `complete` (every chunk on disk) are not read at all.
+
+    With DataLoader workers, worker w reads every `num_workers`-th of the process's shards; when the process has
+    fewer shards than workers, each worker reads them all and prepares every `num_workers`-th chunk."""
+
+    def __init__(
+        self,
+        plan: StreamPlan,
+        preprocessing: Preprocessing,
+        assignment: ReadAssignment,
+        done: set[tuple[int, int]] | None = None,
+        complete: set[int] | None = None,
+    ) -> None:
         self.plan = plan
         self.preprocessing = preprocessing
-        self.wanted = wanted
+        self.assignment = assignment
+        self.done = set(done or ())
+        self.complete = set(complete or ())
 
-    def __iter__(self) -> Iterator[ChunkInputs | StreamEnd]:
+    def __iter__(self) -> Iterator[ChunkInputs | ShardEnd]:
         info = get_worker_info()
         worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
+        shards = [s for s in self.assignment.shards if s not in self.complete]
+        split = len(shards) >= workers
         selected = 0
-        num_items = num_chunks = 0
-        for index, items in chunked(self.plan.raw.raw_samples(), self.plan.chunk_size):
-            num_chunks, num_items = index + 1, num_items + len(items)
-            if not self.wanted(index):
-                continue
-            if selected % workers == worker:
-                yield prepare_chunk(self.plan, index, items, self.preprocessing)
-            selected += 1
-        if worker == 0:
-            yield StreamEnd(num_items, num_chunks)
+        for shard in shards[worker::workers] if split else shards:
+            num_items = num_chunks = 0
+            for index, items in chunked(self.plan.raw.shard_raw_samples(shard), self.plan.chunk_size):
+                num_chunks, num_items = index + 1, num_items + len(items)
+                if not self.assignment.owns(shard, index) or (shard, index) in self.done:
+                    continue
+                if split or selected % workers == worker:
+                    yield prepare_chunk(self.plan, index, items, self.preprocessing, shard)
+                selected += 1
+            yield ShardEnd(shard, num_items, num_chunks)
+
+
+def read_places(
+    plan: StreamPlan, preprocessing: Preprocessing, places: set[tuple[int, int]]
+) -> dict[tuple[int, int], tuple[torch.Tensor, int, int]]:
+    """(shard, position) -> (pixels, label, stable sample id) for the given places of the stream (the images a probe
+    was given): only their shards are read, each up to its last wanted position, and only those samples decoded."""
+    found: dict[tuple[int, int], tuple[torch.Tensor, int, int]] = {}
+    by_shard: dict[int, set[int]] = {}
+    for shard, position in places:
+        by_shard.setdefault(shard, set()).add(position)
+    for shard, wanted_positions in sorted(by_shard.items()):
+        last = max(wanted_positions)
+        for index, items in chunked(plan.raw.shard_raw_samples(shard), plan.chunk_size):
+            wanted = [(p, raw) for p, raw in items if p in wanted_positions]
+            if wanted:
+                chunk = prepare_chunk(plan, index, wanted, preprocessing, shard)
+                pixels = [] if chunk.pixels is None else chunk.pixels
+                for position, sample, pixel in zip(chunk.positions, chunk.samples, pixels, strict=True):
+                    found[(shard, position)] = (pixel, sample.label, stable_sample_index(sample.sample_id))
+            if items[-1][0] >= last:
+                break
+    return found
 
 
 def collate_identity(item: Any) -> Any:
@@ -196,13 +358,17 @@ def collate_identity(item: Any) -> Any:
 __all__ = [
     "ChunkDataset",
     "ChunkInputs",
-    "StreamEnd",
+    "ReadAssignment",
+    "ShardEnd",
     "StreamPlan",
     "chunked",
     "collate_identity",
+    "finish_chunk",
+    "interleaving_cost",
     "is_generated",
     "limits_per_cell",
     "plan_stream",
     "prepare_chunk",
+    "read_places",
     "uint8_to_pixels",
 ]

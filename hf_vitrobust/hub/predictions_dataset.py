@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from ..evaluation.predictions import PREDICTION_SCHEMA, with_clean_sample_ids
+from ..evaluation.predictions import PREDICTION_SCHEMA, with_derived_columns
 from ..evaluation.results import load_results, merge_results
 from .cards import run_name
 from .push import PushResult
@@ -33,7 +33,8 @@ SPLIT_PATTERN = re.compile(r"^\w+(\.\w+)*$")
 
 #: The meaning of every column of `PREDICTION_SCHEMA` (the card's schema table; a test keeps the two equal).
 COLUMN_DESCRIPTIONS: dict[str, str] = {
-    "position": "the sample's position in the benchmark's stream (rows are in stream order)",
+    "shard": "the shard (file, or CIFAR-C cell) of the benchmark's source the sample was read from",
+    "position": "the sample's position in its shard (rows are in stream order: by shard, then position)",
     "sample_id": "the sample's id in its source (for a generated sample: `<corruption>/<severity>/<clean id>`)",
     "clean_sample_id": "the id of the clean sample a generated (corrupted) one was made of; null otherwise",
     "label": "the true class, an ImageNet-1k index (or the benchmark's label space); -1 where there is none",
@@ -86,8 +87,8 @@ def split_names(model_keys: Sequence[str]) -> dict[str, str]:
 
 def _normalized(path: Path) -> pa.Table:
     """A run's predictions parquet with exactly `PREDICTION_SCHEMA`'s columns (an old run gets "clean_sample_id"
-    as `with_clean_sample_ids` derives it); ValueError for a file with other columns."""
-    table = with_clean_sample_ids(pq.read_table(path))
+    as `with_derived_columns` derives it); ValueError for a file with other columns."""
+    table = with_derived_columns(pq.read_table(path))
     if set(table.schema.names) != set(PREDICTION_SCHEMA.names):
         extra = sorted(set(table.schema.names) - set(PREDICTION_SCHEMA.names))
         missing = sorted(set(PREDICTION_SCHEMA.names) - set(table.schema.names))

@@ -92,3 +92,25 @@ def test_arrays_are_memory_mapped(cifar_folder, monkeypatch):
     monkeypatch.setattr(np, "load", spy)
     list(CifarCArraySource(cifar_folder, corruptions=["fog"], severities=[1]))
     assert loaded and set(loaded) == {"r"}
+
+
+def test_each_cell_is_a_shard_read_on_its_own(cifar_folder, monkeypatch):
+    """One shard per (corruption, severity): in order they are the stream, and reading one copies only its rows."""
+    source = CifarCArraySource(cifar_folder, corruptions=["fog", "gaussian_noise"], severities=[2, 5])
+    assert source.shards() == ("fog/2", "fog/5", "gaussian_noise/2", "gaussian_noise/5")
+    chained = [raw.sample_id for shard in range(4) for raw in source.shard_raw_samples(shard)]
+    assert chained == [raw.sample_id for raw in source.raw_samples()]
+    copied: list[tuple[int, int]] = []
+    real_array = np.array
+
+    def recording_array(value, *args, **kwargs):
+        if isinstance(value, np.memmap):
+            copied.append((int(value[0, 5, 5, 0]), len(value)))
+        return real_array(value, *args, **kwargs)
+
+    monkeypatch.setattr(np, "array", recording_array)
+    samples = list(source.shard_raw_samples(2))
+    assert [s.sample_id for s in samples] == [f"gaussian_noise/2/{i:05d}" for i in range(PER_SEVERITY)]
+    assert copied == [(pixel_value(0, 2, 0), PER_SEVERITY)]  # the rows of gaussian_noise severity 2, only
+    with pytest.raises(IndexError, match="no shard 4"):
+        next(source.shard_raw_samples(4))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import data_fixtures as fx
 import pytest
+import yaml
 
 from hf_vitrobust.data import (
     HUB_SCHEMAS,
@@ -503,3 +504,49 @@ def test_cell_limited_source_keeps_every_cell_and_stops_reading_single_cell_part
         (3, "fog", 2),
         (4, "snow", 5),
     ]
+
+
+def test_a_part_of_several_parquet_files_is_split_into_its_files(tmp_path, monkeypatch):
+    """A Hub-layout ImageNet-C cell of 3 parquet files is 3 shards: each read opens its own file only (`datasets`'
+    `IterableDataset.shard`), its rows are numbered within the file, and in order they are the part's stream."""
+    import builtins
+
+    from datasets import ClassLabel, Features, Image
+
+    features = Features({"image": Image(), "label": ClassLabel(names=list(IMAGENET_WNIDS))})
+    repo = tmp_path / "Tsomaros" / "ImageNet-C-fog-severity_3"
+    for k in range(3):
+        columns = {
+            "image": [{"bytes": fx.image_bytes(10 * k + i), "path": None} for i in range(2)],
+            "label": [k, 7],
+        }
+        fx.write_parquet(repo / "data" / f"validation-{k:05d}-of-00003.parquet", columns, features)
+    card = {
+        "configs": [
+            {"config_name": "default", "data_files": [{"split": "validation", "path": "data/validation-*"}]}
+        ]
+    }
+    (repo / "README.md").write_text(f"---\n{yaml.safe_dump(card)}---\n", encoding="utf-8")
+    source = load_benchmark("imagenet-c", str(repo))
+    source.validate()
+    assert source.shards() == ("validation#00000", "validation#00001", "validation#00002")
+    stream = list(source.raw_samples())
+    assert [r.sample_id for r in stream][:3] == ["00000/row-000000", "00000/row-000001", "00001/row-000000"]
+    assert [r.label for r in stream] == [0, 7, 1, 7, 2, 7]
+    assert all(r.metadata == {"corruption": "fog", "severity": 3} for r in stream)
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def recording_open(file, *args, **kwargs):
+        if str(file).endswith(".parquet"):
+            opened.append(Path(file).name)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", recording_open)
+    second = list(source.shard_raw_samples(1))
+    assert [r.sample_id for r in second] == ["00001/row-000000", "00001/row-000001"]
+    assert set(opened) == {"validation-00001-of-00003.parquet"}
+    assert [r.sample_id for s in range(3) for r in source.shard_raw_samples(s)] == [
+        r.sample_id for r in stream
+    ]
+    assert source.count_without_decoding() == 50000  # the benchmark's known split size: nothing is read

@@ -1,5 +1,7 @@
 """ImageNet-P MP4 sequences: frames decoded in order with PyAV, wnid labels, difficulty folders, bad videos skipped."""
 
+from pathlib import Path
+
 import av
 import numpy as np
 import pytest
@@ -104,3 +106,24 @@ def test_schema_errors_before_any_video(release, tmp_path):
         next(iter(ImageNetPVideoSource(tmp_path)))
     with pytest.raises(SchemaError, match="none of the release's folders"):
         ImageNetPVideoSource(tmp_path / "tilt").validate()
+
+
+def test_videos_are_decoded_only_with_their_sample(release, monkeypatch):
+    """Listing the stream opens no video (each raw sample is a `VideoFile`): a process of a distributed run decodes
+    only the videos of its own chunks; a bad one is skipped when it is decoded, for the same reason as before."""
+    from hf_vitrobust.data import imagenet_p
+    from hf_vitrobust.data.samples import SkipReport, decode_raw_sample
+
+    decoded: list[str] = []
+    real = imagenet_p.decode_video
+    monkeypatch.setattr(
+        imagenet_p, "decode_video", lambda path: decoded.append(Path(path).name) or real(path)
+    )
+    source = ImageNetPVideoSource(release)
+    raw = list(source.raw_samples())
+    assert len(raw) == 5 and decoded == [] and source.reads_on_decode
+    assert all(isinstance(r.data, imagenet_p.VideoFile) for r in raw)
+    report = SkipReport()
+    assert decode_raw_sample(raw[4], report) is None and report.skipped["undecodable_video"] == 1
+    assert decode_raw_sample(raw[1], report).image.shape == (NUM_FRAMES, 3, SIZE, SIZE)
+    assert decoded == ["garbage.mp4", "ILSVRC2012_val_00000236.mp4"]

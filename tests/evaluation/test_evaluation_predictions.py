@@ -14,7 +14,7 @@ from hf_vitrobust.evaluation.predictions import (
     PREDICTION_SCHEMA,
     prediction_rows,
     to_table,
-    with_clean_sample_ids,
+    with_derived_columns,
 )
 
 
@@ -111,10 +111,10 @@ def test_the_clean_sample_id_column_and_old_chunks_without_it():
     columns = prediction_rows(benchmark, [0, 1], samples, torch.zeros(2, 1000), keep_logits=False)
     table = to_table(columns)
     assert table.column("clean_sample_id").to_pylist() == ["n0/a.JPEG", None]
-    assert with_clean_sample_ids(table) is table
+    assert with_derived_columns(table) is table
     # A chunk of a run folder written before the column: derived from the id, for generated samples only.
     old = table.drop_columns(["clean_sample_id"])
-    upgraded = with_clean_sample_ids(old)
+    upgraded = with_derived_columns(old)
     assert upgraded.schema.names == PREDICTION_SCHEMA.names and upgraded.equals(table)
     empty = to_table({name: [] for name in PREDICTION_SCHEMA.names}).drop_columns(["clean_sample_id"])
-    assert with_clean_sample_ids(empty).schema.names == PREDICTION_SCHEMA.names
+    assert with_derived_columns(empty).schema.names == PREDICTION_SCHEMA.names

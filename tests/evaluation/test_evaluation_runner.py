@@ -3,7 +3,6 @@ processes under `accelerate launch` (identical predictions, metrics within 1e-6)
 (identical results), bad samples, and errors that come before any work."""
 
 import json
-import math
 import os
 import signal
 import subprocess
@@ -16,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from launch import accelerate_launch, cpu_environment
+from launch import accelerate_launch, assert_results_close, cpu_environment
 from PIL import Image
 
 from hf_vitrobust.cli import main as cli_main
@@ -75,22 +74,6 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "hf_vitrobust", "evaluate", *args, "--quiet"]
 
 
-def _assert_close(a, b, path: str = "") -> None:
-    """Equal structures; floats within 1e-6 (absolute or relative)."""
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {set(a) ^ set(b)}"
-        for key in a:
-            _assert_close(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), f"{path}: lengths differ"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _assert_close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) or isinstance(b, float):
-        assert math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6), f"{path}: {a} != {b}"
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
 def _predictions(output: Path, benchmark: str) -> pd.DataFrame:
     return pd.read_parquet(output / "predictions" / "builtin_efficientnet_lite0" / f"{benchmark}.parquet")
 
@@ -122,7 +105,7 @@ def test_one_process_run_writes_consistent_results(reference_run, suite_file):
     on_disk = json.loads((output / "results.json").read_text())
     assert on_disk["schema"] == "hf_vitrobust.results" and on_disk["schema_version"] == 2
     assert on_disk["complete"] is True and on_disk["seed"] == 3
-    _assert_close(results["metrics"], on_disk["metrics"])  # what evaluate() returns is what it wrote
+    assert_results_close(results["metrics"], on_disk["metrics"])  # what evaluate() returns is what it wrote
     assert [m["spec"] for m in on_disk["models"]] == [MODEL]
     assert on_disk["models"][0]["num_classes"] == 1000
     benchmarks = on_disk["benchmarks"]
@@ -168,7 +151,7 @@ def test_one_process_run_writes_consistent_results(reference_run, suite_file):
     assert metrics["imagenet-c"]["contrast_s5_top1"] == pytest.approx(
         100 * np.mean(contrast5["prediction"] == contrast5["label"])
     )
-    _assert_close(
+    assert_results_close(
         metrics["imagenet-c"],
         json.loads(json.dumps(benchmark_metrics(get_benchmark("imagenet-c"), corrupted, same_images))),
     )
@@ -208,18 +191,23 @@ def test_two_processes_match_one_process(reference_run, suite_file, tmp_path):
     one = json.loads((reference_run[0] / "results.json").read_text())
     two = json.loads((output / "results.json").read_text())
     assert two["settings"]["num_processes"] == 2 and one["settings"]["num_processes"] == 1
-    # Both ranks did work: each wrote chunk files.
+    # The same chunk layout as one process (the bundled photos are one shard, cut into the same chunks), and the
+    # same shard markers.
     for benchmark in ("imagenet-val", "imagenet-c"):
-        folder = output / ".work" / "builtin_efficientnet_lite0" / "benchmarks" / benchmark
-        assert {json.loads(p.read_text())["num_chunks"] for p in folder.glob("complete-rank*.json")} and len(
-            list(folder.glob("complete-rank*.json"))
-        ) == 2
+        folders = [
+            root / ".work" / "builtin_efficientnet_lite0" / "benchmarks" / benchmark
+            for root in (reference_run[0], output)
+        ]
+        names = [sorted(p.name for p in folder.glob("chunk-*.parquet")) for folder in folders]
+        assert names[0] == names[1] and len(names[0]) >= 2
+        markers = [[json.loads(p.read_text()) for p in sorted(f.glob("shard-*.json"))] for f in folders]
+        assert markers[0] == markers[1] and len(markers[0]) == 1
         a, b = _predictions(reference_run[0], benchmark), _predictions(output, benchmark)
         pd.testing.assert_frame_equal(a[PREDICTION_COLUMNS], b[PREDICTION_COLUMNS])
         np.testing.assert_allclose(np.stack(a["confidence"]), np.stack(b["confidence"]), atol=1e-6)
-    _assert_close(one["metrics"], two["metrics"])
-    _assert_close(one["probes"], two["probes"])
-    _assert_close(
+    assert_results_close(one["metrics"], two["metrics"])
+    assert_results_close(one["probes"], two["probes"])
+    assert_results_close(
         {k: {**v, "source": None} for k, v in one["benchmarks"].items()},
         {k: {**v, "source": None} for k, v in two["benchmarks"].items()},
     )
@@ -263,8 +251,8 @@ def test_killed_run_resumes_to_identical_results(reference_run, suite_file, tmp_
         pd.testing.assert_frame_equal(
             _predictions(reference_run[0], benchmark), _predictions(output, benchmark)
         )
-    _assert_close(one["metrics"], resumed["metrics"])
-    _assert_close(one["probes"], resumed["probes"])
+    assert_results_close(one["metrics"], resumed["metrics"])
+    assert_results_close(one["probes"], resumed["probes"])
 
 
 def _folder_with_a_bad_file(root: Path) -> Path:

@@ -137,3 +137,70 @@ def test_sequences_of_different_lengths_share_a_chunk(tmp_path):
         assert rows["sample_id"].tolist() == alone["sample_id"].tolist()
         assert [list(f) for f in rows["frame_predictions"]] == [list(f) for f in alone["frame_predictions"]]
         assert metrics["flip_probability"][name] == alone_metrics["flip_probability"][name]
+
+
+def test_interleaving_warns_only_where_it_costs_bytes():
+    """Fewer shards than processes (or than one process's workers) means every reader reads them all: the warning
+    says so, with the factor; a source whose raw samples name local files costs nothing and gets none."""
+    from hf_vitrobust.evaluation.streams import interleaving_cost
+
+    class Files(ShortcutSource):
+        def shards(self):
+            return tuple(f"file-{k}" for k in range(self.n))
+
+    benchmark = get_benchmark("imagenet-val")
+    one_file = plan_stream(benchmark, ShortcutSource(), None, 2, {})
+    assert interleaving_cost("b", one_file, 1, 0) is None
+    warning = interleaving_cost("b", one_file, 4, 2)
+    assert "1 shard(s) for 4 processes" in warning and "read 8 times" in warning
+    six_files = plan_stream(benchmark, Files(6), None, 2, {})
+    assert interleaving_cost("b", six_files, 2, 3) is None  # 3 files per process, one per worker
+    assert "3 shard(s) per process for 4 DataLoader workers" in interleaving_cost("b", six_files, 2, 4)
+    assert interleaving_cost("b", plan_stream(benchmark, BuiltinPhotosSource(), None, 2, {}), 8, 4) is None
+
+
+def test_corruption_on_the_device_gives_the_workers_predictions(tmp_path):
+    """Generated ImageNet-C corrupted in the main process on the model's device (here the CPU) or in the DataLoader
+    workers: the same predictions, bit for bit, and the setting is recorded."""
+    import pandas as pd
+    import yaml
+
+    from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "name": "device-corruption",
+                "batch_size": 4,
+                "seed": 2,
+                "chunk_size": 4,
+                "models": [save_tiny_vit(tmp_path / "vit")],
+                "benchmarks": {
+                    "imagenet-c": {
+                        "source": "generated:builtin",
+                        "limit": 3,
+                        "corruptions": ["gaussian_noise", "glass_blur"],
+                        "severities": [2],
+                    }
+                },
+            }
+        )
+    )
+    frames = {}
+    for where in ("workers", "device"):
+        results = evaluate(
+            EvaluationConfig(
+                suite=str(suite),
+                output=tmp_path / where,
+                corruption_device=where,
+                num_workers=1,
+                progress=False,
+                report=False,
+            )
+        )
+        assert results["settings"]["corruption_device"] == where
+        (model,) = results["predictions"]
+        frames[where] = pd.read_parquet(tmp_path / where / results["predictions"][model]["imagenet-c"])
+    assert len(frames["device"]) == 6
+    pd.testing.assert_frame_equal(frames["workers"], frames["device"])

@@ -20,7 +20,7 @@ import yaml
 from hub_fakes import FakeApi
 
 from hf_vitrobust.cli import main
-from hf_vitrobust.evaluation.predictions import PREDICTION_SCHEMA, with_clean_sample_ids
+from hf_vitrobust.evaluation.predictions import PREDICTION_SCHEMA, with_derived_columns
 from hf_vitrobust.hub import push, render_model_card, split_name, stage_predictions
 from hf_vitrobust.hub.predictions_dataset import COLUMN_DESCRIPTIONS, SPLIT_PATTERN, split_names
 
@@ -154,7 +154,7 @@ def test_stage_loads_with_datasets_without_the_package_and_round_trips_every_col
         assert set(splits) == set(sources)
         for split, columns in splits.items():
             run = sources[split]
-            original = with_clean_sample_ids(
+            original = with_derived_columns(
                 pq.read_table(run / "predictions" / key_of.get(split, OLD_KEY) / f"{config}.parquet")
             ).to_pydict()
             assert list(columns) == PREDICTION_SCHEMA.names
