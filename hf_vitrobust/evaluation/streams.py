@@ -278,13 +278,13 @@ def interleaving_cost(name: str, plan: StreamPlan, world_size: int, num_workers:
     if not assignment.by_shard:
         return (
             f"{name}: {num_shards} shard(s) for {world_size} processes: each process reads every shard and keeps "
-            f"every {world_size}-th chunk, so the stream's bytes are read {world_size * workers} times in all "
+            f"one chunk in {world_size}, so the stream's bytes are read {world_size * workers} times in all "
             f"(once per process and DataLoader worker) instead of once; a source of at least {world_size} files "
             "is split by file."
         )
     return (
         f"{name}: {per_process} shard(s) per process for {workers} DataLoader workers: each worker reads all of "
-        f"its process's shards and keeps every {workers}-th chunk, so they are read {workers} times; fewer "
+        f"its process's shards and keeps one chunk in {workers}, so they are read {workers} times; fewer "
         "--num-workers, or a source of more files, avoids it."
     )
 
