@@ -280,8 +280,9 @@ class Runner:
                 resolved = open_benchmark(spec, source, self.seed, self.protocols[spec.name])
                 plan = plan_stream(benchmark, resolved, limit, self.chunk_size, dict(spec.options), device)
                 # Each process checks the parts it will read (and the first, for the schema); together, all.
-                mine = ReadAssignment(len(plan.shards()), self.group.rank, self.group.world_size).shards
-                resolved.validate() if self.group.world_size == 1 else plan.raw.validate_shards(mine)
+                plan.raw.validate_shards(
+                    ReadAssignment(len(plan.shards()), self.group.rank, self.group.world_size).shards
+                )
             except (ValueError, FileNotFoundError, OSError) as error:
                 raise EvaluationError(f"{spec.name}: cannot read source {source!r}: {error}") from error
             row_order = resolved.describe().get("row_order")
@@ -422,9 +423,8 @@ class Runner:
         marked: set[int] = set()
         for item in loader:
             if isinstance(item, ShardEnd):
-                if (
-                    item.shard not in marked
-                ):  # several workers may each read a shard (fewer shards than workers)
+                # Several workers may each read a shard (fewer shards than workers): one marker is enough.
+                if item.shard not in marked:
                     store.mark_shard(item.shard, item.num_chunks, item.num_items)
                     marked.add(item.shard)
                 continue

@@ -122,14 +122,15 @@ class ChunkStore:
         path = self.root / f"complete-rank{rank}.json"
         return json.loads(path.read_text()) if path.is_file() else None
 
+    def _shard_marker(self, shard: int) -> Path:
+        return self.root / f"shard-{shard:06d}.json"
+
     def mark_shard(self, shard: int, num_chunks: int, num_items: int) -> None:
-        write_json_atomic(
-            self.root / f"shard-{shard:06d}.json", {"num_chunks": num_chunks, "num_items": num_items}
-        )
+        write_json_atomic(self._shard_marker(shard), {"num_chunks": num_chunks, "num_items": num_items})
 
     def shard_end(self, shard: int) -> dict[str, int] | None:
         """{"num_chunks", "num_items"} of a shard some process read to its end, else None."""
-        path = self.root / f"shard-{shard:06d}.json"
+        path = self._shard_marker(shard)
         return json.loads(path.read_text()) if path.is_file() else None
 
     def complete_shards(self, num_shards: int, done: set[ChunkKey]) -> set[int]:
