@@ -5,8 +5,11 @@
     vitrobust corrupt SOURCE OUTPUT [--benchmark NAME] [--corruption NAME]... [--severity N]... [--format jpeg|parquet]
     vitrobust evaluate [--model SPEC]... [--suite demo|quick|paper|mechanisms|FILE] [--data BENCHMARK=SOURCE]...
                        [--limit N] [--batch-size N] [--precision fp32|bf16|fp16] [--compile] [--num-workers N]
-                       [--output DIR] [--resume] [--seed N] [--protocol BENCHMARK.PART=NAME]...
-    vitrobust report DIR [DIR ...] [--output DIR]
+                       [--output DIR] [--resume] [--seed N] [--protocol BENCHMARK.PART=NAME]... [--subset first|random]
+                       [--confidence-level 0.95] [--num-resamples N] [--interval-method wilson|clopper-pearson]
+                       [--target-half-width H]
+    vitrobust report DIR [DIR ...] [--output DIR] [--confidence-level ...] (intervals and model comparisons
+                       recomputed from the predictions files)
     vitrobust check-data BENCHMARK [SOURCE] [--rows N] [--split S] [--corruption NAME]... [--severity N]...
     vitrobust train [--model PRESET|SPEC] [--dataset digits|HUB_ID|PATH] [--epochs N] [--sam] ... [--output-dir DIR]
     vitrobust push [--checkpoint DIR] [--results DIR]... REPO [--dry-run --output STAGE]
@@ -23,6 +26,7 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
@@ -257,6 +261,33 @@ def _parse_protocols(values: Sequence[str] | None) -> dict[str, dict[str, str]]:
     return protocols
 
 
+def _uncertainty_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The interval options given on the command line (those left out keep their defaults)."""
+    given = {
+        "confidence_level": args.confidence_level,
+        "num_resamples": args.num_resamples,
+        "interval_method": args.interval_method,
+        "target_half_width": args.target_half_width,
+    }
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _add_uncertainty_arguments(parser: argparse.ArgumentParser, defaults: str) -> None:
+    group = parser.add_argument_group(
+        "intervals", f"confidence intervals of the headline numbers ({defaults})"
+    )
+    group.add_argument("--confidence-level", type=float, help="the intervals' level, in (0, 1) (0.95)")
+    group.add_argument("--num-resamples", type=int, help="bootstrap resamples (1000)")
+    group.add_argument(
+        "--interval-method", choices=["wilson", "clopper-pearson"], help="the interval of accuracies (wilson)"
+    )
+    group.add_argument(
+        "--target-half-width",
+        type=float,
+        help="the half-width, in the headline's units, that 'samples needed' is computed for (1.0)",
+    )
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from .evaluation.runner import EvaluationConfig, EvaluationError, evaluate
 
@@ -266,6 +297,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         data=_parse_data(args.data),
         protocols=_parse_protocols(args.protocol),
         limit=args.limit,
+        subset=args.subset,
         batch_size=args.batch_size,
         precision=args.precision,
         compile=args.compile,
@@ -277,6 +309,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         report=not args.no_report,
         corruption_device=args.corruption_device,
+        **_uncertainty_kwargs(args),
     )
     try:
         evaluate(config)
@@ -309,10 +342,25 @@ def _check_data(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from .evaluation.report import write_report
     from .evaluation.results import load_results, merge_results
+    from .evaluation.uncertainty import UncertaintySettings, compare_runs, recompute_intervals, run_settings
 
     try:
         runs = load_results([Path(d) for d in args.dirs])
         merged = merge_results(runs)
+        given = _uncertainty_kwargs(args)
+        settings = None
+        if given:
+            base = run_settings(merged[0]).to_dict()
+            if "interval_method" in given:
+                given["proportion_method"] = given.pop("interval_method")
+            settings = UncertaintySettings.from_dict({**base, **given})
+        # Intervals and comparisons come from the predictions files, so they follow the settings given here.
+        recompute_intervals(merged, settings)
+        comparisons = compare_runs(merged, settings)
+        if comparisons is not None:
+            for result in merged:
+                result.pop("comparisons", None)
+            merged[0]["comparisons"] = comparisons
     except (ValueError, FileNotFoundError) as err:
         raise CLIError(str(err)) from err
     output = Path(args.output) if args.output else Path(args.dirs[0])
@@ -567,6 +615,12 @@ def build_parser() -> argparse.ArgumentParser:
         "imagenet-c.release_encoding=none, imagenet-p.release_encoding=h264 (repeatable)",
     )
     evaluate.add_argument("--limit", type=int, help="at most this many images per benchmark")
+    evaluate.add_argument(
+        "--subset",
+        choices=["first", "random"],
+        help="which images --limit keeps (default: the suite's, else first). first: the first N of the stream; "
+        "random: a seeded uniform random subset (the run's --seed), reads the whole stream without decoding",
+    )
     evaluate.add_argument("--batch-size", type=int, help="images per forward pass (default: the suite's)")
     evaluate.add_argument(
         "--precision", default="fp32", help="fp32 (default), bf16 or fp16: autocast of the benchmark passes"
@@ -590,6 +644,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where generated ImageNet-C/-P images are corrupted: the DataLoader workers, the model's device, or "
         "auto (the device on a GPU, else the workers)",
     )
+    _add_uncertainty_arguments(evaluate, "recorded in results.json; `vitrobust report` can recompute them")
     evaluate.add_argument(
         "--no-report", action="store_true", help="write results.json only (no report, figures)"
     )
@@ -604,6 +659,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("dirs", nargs="+", metavar="DIR", help="run folders (or results.json files)")
     report.add_argument("--output", help="where to write the report (default: the first DIR)")
+    _add_uncertainty_arguments(
+        report, "default: each run's own settings; recomputed from the predictions files"
+    )
     report.set_defaults(handler=_report)
 
     check = subparsers.add_parser(

@@ -48,6 +48,20 @@ def assert_results_close(a, b, path: str = "") -> None:
         assert a == b, f"{path}: {a!r} != {b!r}"
 
 
+def assert_intervals_identical(one: dict, other: dict) -> None:
+    """The headline intervals of two runs of the same predictions are bit-identical (they are a seeded function of
+    the predictions); those computed from logits (ECE), which agree only to float rounding across process counts
+    (another batching), within 1e-6."""
+    assert one["intervals"] and set(one["intervals"]) == set(other["intervals"])
+    for model, intervals in one["intervals"].items():
+        assert set(intervals) == set(other["intervals"][model])
+        for name, interval in intervals.items():
+            if "ECE" in name:
+                assert_results_close(interval, other["intervals"][model][name], f"{model}.{name}")
+            else:
+                assert interval == other["intervals"][model][name], f"{model}.{name}"
+
+
 def cpu_environment(**extra: str) -> dict[str, str]:
     """This environment, offline, with CPU processes of one thread each (as the 1-process references run)."""
     return {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra}

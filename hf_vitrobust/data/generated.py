@@ -385,6 +385,13 @@ class GeneratedSource(Source):
         """per_cell: the first `limit` clean images, each in every cell; else the first `limit` generated samples."""
         return self.with_clean(self.clean.limited(limit)) if per_cell else super().limited(limit)
 
+    def sampled(self, limit: int, seed: int, per_cell: bool = False) -> Source:
+        """per_cell: a random `limit` of the clean images, each in every cell; else a random `limit` of the
+        generated samples (which generates every one of them to list the stream)."""
+        if per_cell:
+            return self.with_clean(self.clean.sampled(limit, seed))
+        return super().sampled(limit, seed)
+
     def count_without_decoding(self) -> int | None:
         count = self.clean.count_without_decoding()
         return None if count is None else count * self.expansion

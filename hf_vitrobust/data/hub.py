@@ -105,6 +105,11 @@ class DatasetsSource(Source):
             self.rows_per_cell_part = limit
         return super().limited(limit, per_cell)
 
+    def sampled(self, limit: int, seed: int, per_cell: bool = False) -> Source:
+        """`Source.sampled`. A random subset cannot stop reading early: every part is read to its end (its rows
+        listed, images not decoded) before the first sample is yielded."""
+        return super().sampled(limit, seed, per_cell)
+
     @property
     def countable(self) -> bool:
         """A local copy (a folder or parquet files) is listed without downloading anything; a Hub stream is not."""

@@ -113,6 +113,13 @@ class ImageNetOSource(Source):
         half = None if self.in_distribution is None else self.in_distribution.limited(limit)
         return ImageNetOSource(self.ood.limited(limit), half)
 
+    def sampled(self, limit: int, seed: int, per_cell: bool = False) -> Source:
+        """per_cell: a random `limit` of each half (both stay present); else a random `limit` of the stream."""
+        if not per_cell:
+            return super().sampled(limit, seed)
+        half = None if self.in_distribution is None else self.in_distribution.sampled(limit, seed)
+        return ImageNetOSource(self.ood.sampled(limit, seed), half)
+
     @property
     def countable(self) -> bool:
         return self.ood.countable and (self.in_distribution is None or self.in_distribution.countable)

@@ -10,9 +10,11 @@ use, so that one bad file never ends a long evaluation and nothing already compu
 from __future__ import annotations
 
 import abc
+import hashlib
+import heapq
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,7 +124,8 @@ class Source(abc.ABC):
     - `expansion`: how many samples one raw item becomes (a generated source's corruptions x severities, or its
       perturbations; 1 for any other source).
     - `limited(limit, per_cell=False)`: the one way a limit is applied; a source that can stop reading early
-      (a Hub part holding one cell) overrides it.
+      (a Hub part holding one cell) overrides it. `sampled(limit, seed, per_cell=False)`: a seeded random subset
+      instead of the first `limit` (it reads the whole stream, without decoding).
     - `countable` and `count_without_decoding()`: whether, and how many, raw samples there are without decoding
       anything (local files, the bundled photos), for a progress bar.
     - `shards()` and `shard_raw_samples(index)`: the pieces of the stream that can be read on their own (its files:
@@ -185,6 +188,17 @@ class Source(abc.ABC):
         a Hub source also stops reading a part that holds a single cell.
         """
         return CellLimitedSource(self, limit) if per_cell else LimitedSource(self, limit)
+
+    def sampled(self, limit: int, seed: int, per_cell: bool = False) -> Source:
+        """A view of a seeded uniform random subset of `limit` raw samples, in stream order (`SampledSource`: the
+        same samples whatever the number of processes, batch or chunk size). It lists the whole stream, without
+        decoding, to draw them.
+
+        per_cell: `limit` of every cell instead, the same clean images in every cell where the sample ids name them
+        (a released ImageNet-C folder). Sources made of parts or of a clean source override this as they override
+        `limited`: ImageNet-O samples each of its halves, a generated source its clean images.
+        """
+        return SampledSource(self, limit, seed, per_cell)
 
     @property
     def countable(self) -> bool:
@@ -271,7 +285,7 @@ class InMemorySource(Source):
 
 
 class _LimitedView(Source):
-    """What both limited views share: the inner source, the limit, its checks and its skip report."""
+    """What the limited and sampled views share: the inner source, the limit, its checks and its skip report."""
 
     def __init__(self, inner: Source, limit: int) -> None:
         super().__init__()
@@ -290,7 +304,8 @@ class _LimitedView(Source):
 
     @property
     def reads_on_decode(self) -> bool:
-        """A limited view is one shard (the first samples of the inner stream), read as the inner source reads."""
+        """A limited or sampled view is one shard (some samples of the inner stream), read as the inner source
+        reads."""
         return self.inner.reads_on_decode
 
 
@@ -302,7 +317,11 @@ class LimitedSource(_LimitedView):
         return itertools.islice(self.inner.raw_samples(), self.limit)
 
     def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "limit": self.limit}
+        return {
+            **self.inner.describe(),
+            "limit": self.limit,
+            "subset": {"kind": "first", "limit": self.limit, "per_cell": False},
+        }
 
     def count_without_decoding(self) -> int | None:
         """The limit (an upper bound: the inner source may hold fewer)."""
@@ -328,4 +347,107 @@ class CellLimitedSource(_LimitedView):
                 yield raw
 
     def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "limit_per_cell": self.limit}
+        return {
+            **self.inner.describe(),
+            "limit_per_cell": self.limit,
+            "subset": {"kind": "first", "limit": self.limit, "per_cell": True},
+        }
+
+
+def subset_hash(seed: int, key: str) -> int:
+    """The 64-bit BLAKE2b hash of `key` keyed by `seed`: what orders the samples of a random subset."""
+    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8, key=str(seed).encode("ascii")).digest()
+    return int.from_bytes(digest, "big")
+
+
+class SampledSource(_LimitedView):
+    """A seeded uniform random subset of another source: `limit` raw samples drawn without replacement (all of
+    them if there are fewer), yielded in stream order. What `Source.sampled` makes.
+
+    The samples kept are those with the `limit` smallest `subset_hash(seed, key)` (bottom-k sampling: every subset
+    of `limit` samples is equally likely), so the choice depends only on the seed and the keys, never on the number
+    of processes, the batch size or the chunk size. The key is the sample id; with `per_cell`, the draw is made in
+    every cell (`CellLimitedSource.CELL_KEYS`) and the key is the clean image a sample shows (`clean_image_key`,
+    else the sample id), so that the cells of a released ImageNet-C folder keep the same clean images (the clusters
+    of a cluster bootstrap).
+
+    The whole inner stream is listed once, without decoding, and the kept raw samples (at most `limit` per cell)
+    are held until it ends: a path for local files, the undecoded bytes for a Hub stream. Shares the inner
+    source's skip report.
+    """
+
+    def __init__(self, inner: Source, limit: int, seed: int, per_cell: bool = False) -> None:
+        super().__init__(inner, limit)
+        self.seed = int(seed)
+        self.per_cell = per_cell
+
+    def _key(self, raw: RawSample) -> str:
+        if self.per_cell:
+            clean = clean_image_key(raw.sample_id, raw.metadata)
+            if clean is not None:
+                return clean
+        return str(raw.sample_id)
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        if self.limit == 0:
+            return
+        # Per cell (or for the whole stream), a max-heap of the kept samples' (hash, stream index), as negatives.
+        heaps: dict[tuple[Any, ...], list[tuple[int, int, RawSample]]] = {}
+        for index, raw in enumerate(self.inner.raw_samples()):
+            cell = (
+                tuple(raw.metadata.get(key) for key in CellLimitedSource.CELL_KEYS) if self.per_cell else ()
+            )
+            heap = heaps.setdefault(cell, [])
+            item = (-subset_hash(self.seed, self._key(raw)), -index, raw)
+            if len(heap) < self.limit:
+                heapq.heappush(heap, item)
+            elif item[:2] > heap[0][:2]:  # a smaller hash (or an equal one earlier in the stream)
+                heapq.heapreplace(heap, item)
+        kept = sorted((-negative_index, raw) for heap in heaps.values() for _, negative_index, raw in heap)
+        for _, raw in kept:
+            yield raw
+
+    def describe(self) -> dict[str, Any]:
+        subset = {"kind": "random", "limit": self.limit, "seed": self.seed, "per_cell": self.per_cell}
+        return {**self.inner.describe(), "subset": subset}
+
+    def count_without_decoding(self) -> int | None:
+        """Per cell, the count of the view listed once where the inner source is countable (as
+        `CellLimitedSource`), else None; otherwise the limit, or fewer where the inner source is known to hold
+        fewer."""
+        if self.per_cell:
+            return super().count_without_decoding()
+        inner = self.inner.count_without_decoding()
+        return self.limit if inner is None else min(self.limit, inner)
+
+
+#: The metadata keys that name a sample's cell, in the order their folders lead a released layout's sample ids.
+CELL_ID_KEYS = ("corruption", "severity", "perturbation", "difficulty", "variant")
+
+
+def clean_image_key(sample_id: str, metadata: Mapping[str, Any]) -> str | None:
+    """The clean image a sample of a multi-cell benchmark shows, so that its cells can be grouped by image (the
+    cluster of a cluster bootstrap, the pair of a paired statistic); None where nothing names it.
+
+    - A generated sample: its `clean_sample_id`.
+    - A released layout whose ids lead with the cell's folders (ImageNet-C `<corruption>/<severity>/<wnid>/<file>`,
+      ImageNet-P `<perturbation>/<level>/...`, ImageNet-9 `<variant>/[val/]...`, CIFAR-C `<corruption>/<severity>/
+      <row>`, whose cells hold the same test images in the same order): the id without those folders.
+    - A Hub row id (`.../row-<n>`): None, since rows of different parts are not known to be the same image.
+    """
+    clean = metadata.get("clean_sample_id")
+    if clean:
+        return str(clean)
+    parts = str(sample_id).split("/")
+    cell_values = [str(metadata[key]) for key in CELL_ID_KEYS if metadata.get(key) is not None]
+    stripped = 0
+    while stripped < len(parts) - 1 and parts[stripped] in cell_values:
+        stripped += 1
+    if stripped == 0:
+        return None
+    rest = parts[stripped:]
+    if rest[0] == "val" and len(rest) > 1:
+        rest = rest[1:]
+    if rest[-1].startswith("row-"):
+        return None
+    return "/".join(rest)

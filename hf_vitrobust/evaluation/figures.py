@@ -6,11 +6,16 @@ are drawn by the draw functions its `ProbeSpec.figures` names (in its module of 
 module calls for every registered probe. Figures are drawn only from the stored metric and probe dicts (no model
 runs here) and only when their data is present. This module only draws: which model is which and what a stored
 dict holds is read through `results` (`model_views`, `probe_kind`), as the report reads it.
+
+Where a bar or point is a headline number (a name of results.json "summary") whose interval the run holds
+(`ModelView.intervals`), it gets an asymmetric error bar from the interval's low to its high, and its figure's
+caption says so; results without intervals draw exactly as before.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -50,6 +55,85 @@ def slug(name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Intervals of the headline numbers (results.json "intervals", named as in "summary" by `scoring`'s *_headline)
+
+#: (low, high, confidence level) of one drawn number.
+Bounds = tuple[float, float, float]
+#: How close a drawn value and its interval's estimate must be to be the same number (relative and absolute).
+_SAME_NUMBER = 1e-6
+#: The attribute of a drawn Figure holding the confidence levels of its error bars.
+_LEVELS_ATTRIBUTE = "_hf_vitrobust_interval_levels"
+#: Figure name -> the confidence levels of its error bars, for the figures of the last `build_figures` call.
+_DRAWN_LEVELS: dict[str, tuple[float, ...]] = {}
+
+
+def masked_headline_name(benchmark: str, metrics: Mapping[str, Any]) -> str:
+    """The summary's name of a masked benchmark's top-1, as `scoring.masked_headline` names it: by the class mask
+    it was scored under, where it has one."""
+    mask = metrics.get("class_mask")
+    return f"{benchmark} top-1 % ({mask})" if mask else f"{benchmark} top-1 %"
+
+
+def ood_headline_name(benchmark: str) -> str:
+    """The summary's name of an OOD benchmark's AUPR (`scoring.ood_headline`)."""
+    return f"{benchmark} AUPR %"
+
+
+def severity5_headline_name(benchmark: str) -> str:
+    """The name of a corruption benchmark's mean top-1 at severity 5 in results.json "intervals"."""
+    return f"{benchmark} severity-5 mean top-1 %"
+
+
+def headline_bounds(view: ModelView, name: str, value: float | None) -> Bounds | None:
+    """(low, high, confidence level) of the headline `name` of `view`, where its run holds that interval and the
+    interval's estimate is the drawn `value`; else None (no error bar)."""
+    record = view.intervals.get(name)
+    if value is None or not isinstance(record, Mapping):
+        return None
+    estimate, low, high, level = (
+        number(record.get(key)) for key in ("estimate", "low", "high", "confidence_level")
+    )
+    if estimate is None or low is None or high is None or level is None or low > high:
+        return None
+    if not math.isclose(estimate, value, rel_tol=_SAME_NUMBER, abs_tol=_SAME_NUMBER):
+        return None
+    return low, high, level
+
+
+def interval_levels(figure: Figure) -> tuple[float, ...]:
+    """The confidence levels of the error bars drawn on `figure` (empty where none were drawn)."""
+    return getattr(figure, _LEVELS_ATTRIBUTE, ())
+
+
+def _mark_levels(figure: Figure, levels: set[float]) -> Figure:
+    if levels:
+        setattr(figure, _LEVELS_ATTRIBUTE, tuple(sorted(levels)))
+    return figure
+
+
+def _error_bars(
+    ax: Axes, xs: Sequence[float], ys: Sequence[float], bounds: Sequence[Bounds], color: Any
+) -> None:
+    """Asymmetric error bars from each bound's low to its high, at the drawn values `ys` (at the interval's middle
+    where a bootstrap interval leaves its value out, so that the bar still spans low to high)."""
+    centres = [
+        y if low <= y <= high else (low + high) / 2 for y, (low, high, _) in zip(ys, bounds, strict=True)
+    ]
+    below = [c - low for c, (low, _, _) in zip(centres, bounds, strict=True)]
+    above = [high - c for c, (_, high, _) in zip(centres, bounds, strict=True)]
+    ax.errorbar(
+        list(xs),
+        centres,
+        yerr=[below, above],
+        fmt="none",
+        ecolor=color,
+        elinewidth=1.0,
+        capsize=3,
+        label="_nolegend_",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Figure names and captions (the report places each figure in its section by name)
 
 
@@ -76,12 +160,20 @@ def probe_captions() -> dict[str, str]:
     return {name: figure.caption for spec in PROBES.values() for name, figure in spec.figures.items()}
 
 
-def caption(name: str) -> str:
+def caption(name: str, levels: Sequence[float] | None = None) -> str:
+    """The caption of figure `name`; where it has error bars (`levels`: their confidence levels, by default those
+    the last `build_figures` / `write_figures` call drew on it), it says so."""
     captions = {**CAPTIONS, **probe_captions()}
     if name in captions:
-        return captions[name]
-    suffix = name.rsplit("_", 1)[-1]
-    return captions.get(suffix, name.replace("_", " "))
+        text = captions[name]
+    else:
+        suffix = name.rsplit("_", 1)[-1]
+        text = captions.get(suffix, name.replace("_", " "))
+    levels = _DRAWN_LEVELS.get(name, ()) if levels is None else levels
+    if not levels:
+        return text
+    percent = " / ".join(f"{100 * level:g}" for level in sorted(set(levels)))
+    return f"{text.rstrip().rstrip('.')}; error bars: {percent} % intervals (see Uncertainty)."
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -89,14 +181,27 @@ def caption(name: str) -> str:
 
 
 def _grouped_bars(
-    ax: Axes, categories: Sequence[str], series: Mapping[str, Mapping[str, float | None]], ylabel: str
-) -> None:
-    """One group per category, one bar per series (model); missing values leave a gap."""
+    ax: Axes,
+    categories: Sequence[str],
+    series: Mapping[str, Mapping[str, float | None]],
+    ylabel: str,
+    errors: Mapping[str, Mapping[str, Bounds]] | None = None,
+) -> set[float]:
+    """One group per category, one bar per series (model); missing values leave a gap. `errors`: series ->
+    category -> the bar's interval, drawn as an error bar. Returns the confidence levels of the error bars drawn."""
     positions = np.arange(len(categories))
     width = 0.8 / max(len(series), 1)
+    levels: set[float] = set()
     for i, ((label, values), color) in enumerate(zip(series.items(), _colors(len(series)), strict=True)):
         heights = [np.nan if number(values.get(c)) is None else float(values[c]) for c in categories]
-        ax.bar(positions - 0.4 + width * (i + 0.5), heights, width, label=label, color=color)
+        xs = positions - 0.4 + width * (i + 0.5)
+        ax.bar(xs, heights, width, label=label, color=color)
+        bounds = (errors or {}).get(label) or {}
+        drawn = [j for j, c in enumerate(categories) if c in bounds and not np.isnan(heights[j])]
+        if drawn:
+            chosen = [bounds[categories[j]] for j in drawn]
+            _error_bars(ax, [xs[j] for j in drawn], [heights[j] for j in drawn], chosen, "0.15")
+            levels.update(level for _, _, level in chosen)
     ax.set_xticks(positions)
     ax.set_xticklabels(
         categories, rotation=45 if len(categories) > 4 else 0, ha="right" if len(categories) > 4 else "center"
@@ -104,6 +209,7 @@ def _grouped_bars(
     ax.set_ylabel(ylabel)
     ax.legend(fontsize="small")
     ax.grid(axis="y", alpha=0.3)
+    return levels
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -135,17 +241,26 @@ def corruption_figures(benchmark: str, views: Sequence[ModelView]) -> dict[str, 
     if any(by_severity.values()):
         figure = _new_figure(5.0, 3.6)
         ax = figure.add_subplot()
+        views_by_key = {v.key: v for v in views}
+        drawn: set[float] = set()
         for (key, table), color in zip(by_severity.items(), _colors(len(by_severity)), strict=True):
             levels = sorted({s for cells in table.values() for s in cells})
-            means = [np.mean([cells[s] for cells in table.values() if s in cells]) for s in levels]
+            means = [float(np.mean([cells[s] for cells in table.values() if s in cells])) for s in levels]
             ax.plot(levels, means, marker="o", label=key, color=color)
+            if 5 in levels:
+                bounds = headline_bounds(
+                    views_by_key[key], severity5_headline_name(benchmark), means[levels.index(5)]
+                )
+                if bounds is not None:
+                    _error_bars(ax, [5], [means[levels.index(5)]], [bounds], color)
+                    drawn.add(bounds[2])
         ax.set_xlabel("severity")
         ax.set_ylabel("mean top-1 accuracy (%)")
         ax.set_xticks([1, 2, 3, 4, 5])
         ax.set_title(f"{benchmark}: accuracy by severity")
         ax.legend(fontsize="small")
         ax.grid(alpha=0.3)
-        figures[benchmark_figure_name(benchmark, "severity")] = figure
+        figures[benchmark_figure_name(benchmark, "severity")] = _mark_levels(figure, drawn)
     return figures
 
 
@@ -176,27 +291,39 @@ def _bars_over_benchmarks(
     kind: str,
     value: Callable[[Mapping], Any],
     ylabel: str,
+    headline_name: Callable[[str, Mapping], str] | None = None,
 ) -> Figure | None:
+    """One bar per benchmark of `kind` and model: `value(metrics)`; `headline_name(benchmark, metrics)`: the
+    summary's name of that number, whose interval (where the run holds it) is drawn as an error bar."""
     present = [b for b in benchmarks if any(v.kinds.get(b) == kind for v in views)]
     if not present:
         return None
     series = {}
+    errors: dict[str, dict[str, Bounds]] = {}
     for v in views:
         values = {b: value(v.metrics[b]) for b in present if v.kinds.get(b) == kind}
         if any(number(x) is not None for x in values.values()):
             series[v.key] = values
+            if headline_name is not None:
+                bounds = {
+                    b: headline_bounds(v, headline_name(b, v.metrics[b]), number(x))
+                    for b, x in values.items()
+                }
+                errors[v.key] = {b: found for b, found in bounds.items() if found is not None}
     if not series:
         return None
     figure = _new_figure(max(4.5, 1.2 * len(present) * max(1, len(series)) ** 0.5 + 2), 3.6)
     ax = figure.add_subplot()
-    _grouped_bars(ax, present, series, ylabel)
+    levels = _grouped_bars(ax, present, series, ylabel, errors)
     ax.set_ylim(0, 100)
-    return figure
+    return _mark_levels(figure, levels)
 
 
 def masked_bars(benchmarks: Sequence[str], views: Sequence[ModelView]) -> Figure | None:
     """ImageNet-A/R: top-1 per benchmark and model."""
-    return _bars_over_benchmarks(benchmarks, views, "masked", masked_top1_percent, "top-1 (%)")
+    return _bars_over_benchmarks(
+        benchmarks, views, "masked", masked_top1_percent, "top-1 (%)", masked_headline_name
+    )
 
 
 def ood_bars(benchmarks: Sequence[str], views: Sequence[ModelView]) -> Figure | None:
@@ -207,11 +334,13 @@ def ood_bars(benchmarks: Sequence[str], views: Sequence[ModelView]) -> Figure | 
         "ood",
         lambda m: None if number(m.get("aupr")) is None else 100.0 * m["aupr"],
         "AUPR (%)",
+        lambda benchmark, _: ood_headline_name(benchmark),
     )
 
 
 def background_figure(benchmarks: Sequence[str], views: Sequence[ModelView]) -> Figure | None:
-    """ImageNet-9: top-1 per background variant."""
+    """ImageNet-9: top-1 per background variant (no bar is a headline number: the BG-gap is a difference of two, so
+    this figure has no error bars)."""
     series = {}
     for v in views:
         for b in benchmarks:
@@ -261,7 +390,9 @@ def _probe_figures(views: Sequence[ModelView]) -> dict[str, Figure]:
 
 
 def build_figures(results: Sequence[Mapping[str, Any]]) -> dict[str, Figure]:
-    """Figure name -> matplotlib Figure (not saved) for everything present in `results` (a list of runs)."""
+    """Figure name -> matplotlib Figure (not saved) for everything present in `results` (a list of runs).
+
+    Records which of them have error bars (`interval_levels`), which `caption` then states."""
     views = model_views(results)
     benchmarks = benchmark_names(results, views)
     figures: dict[str, Figure | None] = {}
@@ -277,7 +408,12 @@ def build_figures(results: Sequence[Mapping[str, Any]]) -> dict[str, Figure]:
             name, draw = kind.group_figure
             figures[name] = draw(benchmarks, views)
     figures.update(_probe_figures(views))
-    return {name: figure for name, figure in figures.items() if figure is not None}
+    drawn = {name: figure for name, figure in figures.items() if figure is not None}
+    _DRAWN_LEVELS.clear()
+    _DRAWN_LEVELS.update(
+        {name: interval_levels(figure) for name, figure in drawn.items() if interval_levels(figure)}
+    )
+    return drawn
 
 
 def write_figures(results: Mapping[str, Any] | Sequence[Mapping[str, Any]], out_dir: Path) -> dict[str, str]:
@@ -305,6 +441,11 @@ __all__ = [
     "benchmark_figure_name",
     "build_figures",
     "caption",
+    "headline_bounds",
+    "interval_levels",
+    "masked_headline_name",
+    "ood_headline_name",
     "probe_captions",
+    "severity5_headline_name",
     "write_figures",
 ]

@@ -41,6 +41,13 @@ from .results import (
     probe_names,
     run_names,
 )
+from .uncertainty_report import (
+    INTERVALS,
+    comparison_blocks,
+    interval_blocks,
+    summary_headline_name,
+    with_interval,
+)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Loading and merging
@@ -234,10 +241,11 @@ def _summary(views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequ
         kinds = {v.kinds.get(bench, "other") for v in views if bench in v.metrics}
         kind = get_benchmark_kind(next(iter(kinds)) if len(kinds) == 1 else "other")
 
-        def at(read: Callable, bench: str = bench) -> Callable[[Mapping[str, Any]], str]:
-            return lambda metrics: read(metrics.get(bench) or {})
+        def at(read: Callable, label: str, bench: str = bench) -> Callable[[Mapping[str, Any]], str]:
+            name = summary_headline_name(label)
+            return lambda metrics: with_interval(read(metrics.get(bench) or {}), metrics[INTERVALS].get(name))
 
-        rows += [(label, at(read)) for label, read in kind.summary_rows(bench)]
+        rows += [(label, at(read, label)) for label, read in kind.summary_rows(bench)]
     for name in probes:
         kinds = {probe_kind(name, v.probes[name]) for v in views if name in v.probes}
         kind = next(iter(kinds)) if len(kinds) == 1 else None
@@ -250,7 +258,7 @@ def _summary(views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequ
                 lambda metrics, name=name, spec=spec: spec.summary_cell(metrics.get(name)),
             )
         )
-    table = model_table(views, lambda v: {**v.metrics, **v.probes}, rows, "headline")
+    table = model_table(views, lambda v: {**v.metrics, **v.probes, INTERVALS: v.intervals}, rows, "headline")
     if table is None:
         return []
     return [Heading(2, "Summary"), table]
@@ -331,6 +339,8 @@ def build_document(results: Sequence[Mapping[str, Any]], figures: Mapping[str, s
     probes = probe_names(views)
     blocks: list[Block] = _header(merged)
     blocks += _summary(views, benchmarks, probes)
+    blocks += interval_blocks(merged, views)
+    blocks += comparison_blocks(merged, views)
     blocks += _data_sources(merged)
     blocks += _protocols(merged)
     blocks += _models(views, merged)

@@ -21,7 +21,11 @@ refuses to continue them. Top-level keys:
   input size, and why it differs from the one requested}}}};
 - metrics: {model key: {benchmark: metric dict}}; probes: {model key: {probe: merged probe dict}};
 - predictions: {model key: {benchmark: relative path of the per-sample parquet}}; figures: {name: relative path};
-- timing: {model key: {benchmark or "probe:<name>": seconds}}; summary: {model key: {headline: value}}.
+- timing: {model key: {benchmark or "probe:<name>": seconds}}; summary: {model key: {headline: value}};
+- intervals: {model key: {headline: `metrics.intervals.Interval` dict + samples_needed}} (`evaluation.uncertainty`;
+  absent in runs written before it: `vitrobust report` recomputes them from the predictions files); uncertainty:
+  the settings they ran with; comparisons (runs of several models): every pair's paired differences, Holm-corrected;
+  benchmarks.<name>.subset: {kind: "first" | "random" | "all", limit, seed, per_cell}.
 """
 
 from __future__ import annotations
@@ -170,7 +174,7 @@ def holds_result(metrics: Mapping[str, Any]) -> bool:
 RESULTS_FILE = "results.json"
 
 # Sections of results.json keyed by model key (renamed together when a key is disambiguated).
-_MODEL_KEYED_SECTIONS = ("metrics", "probes", "predictions", "timing", "summary")
+_MODEL_KEYED_SECTIONS = ("metrics", "probes", "predictions", "timing", "summary", "intervals")
 
 
 def _describe(result: Mapping[str, Any], index: int) -> str:
@@ -246,6 +250,8 @@ class ModelView:
     probes: Mapping[str, Mapping[str, Any]]
     #: benchmark -> the kind of this model's result of it (results.json's "kind"; "other" where it holds none).
     kinds: Mapping[str, str] = field(default_factory=dict)
+    #: headline name (as in "summary") -> its interval dict (`metrics.intervals.Interval.to_dict()`).
+    intervals: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def run_names(results: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -309,6 +315,7 @@ def model_views(results: Sequence[Mapping[str, Any]]) -> list[ModelView]:
                     run=run,
                     metrics=metrics,
                     probes=(result.get("probes") or {}).get(key) or {},
+                    intervals=(result.get("intervals") or {}).get(key) or {},
                     kinds={
                         bench: benchmark_kind(result, bench) if holds_result(values) else "other"
                         for bench, values in metrics.items()
@@ -373,21 +380,33 @@ def severity5_top1(metrics: Mapping[str, Any]) -> dict[str, float]:
 
 
 def summary_table(results: dict[str, Any]) -> str:
-    """The run's headline numbers, one column per model, as a plain-text table."""
+    """The run's headline numbers, one column per model, as a plain-text table: "x [lo, hi]" where the run holds
+    the number's interval (results.json "intervals")."""
     models = [m["key"] for m in results.get("models", [])]
     rows: list[str] = []
     for key in models:
         for metric in results.get("summary", {}).get(key, {}):
             if metric not in rows:
                 rows.append(metric)
+    intervals = results.get("intervals") or {}
+
+    def cell(key: str, metric: str) -> str:
+        value = results["summary"].get(key, {}).get(metric)
+        record = (intervals.get(key) or {}).get(metric)
+        if value is None:
+            return "-"
+        if record and record.get("low") is not None and record.get("high") is not None:
+            return f"{value:.3f} [{record['low']:.3f}, {record['high']:.3f}]"
+        return f"{value:.3f}"
+
+    cells_by_model = {key: {metric: cell(key, metric) for metric in rows} for key in models}
     width = max([len(r) for r in rows] + [10])
-    columns = [max(len(k), 10) for k in models]
+    columns = [max([len(k), 10, *(len(c) for c in cells_by_model[k].values())]) for k in models]
     lines = ["  ".join([" " * width] + [k.rjust(c) for k, c in zip(models, columns, strict=True)])]
     for metric in rows:
         cells = []
         for key, c in zip(models, columns, strict=True):
-            value = results["summary"].get(key, {}).get(metric)
-            cells.append(("-" if value is None else f"{value:.3f}").rjust(c))
+            cells.append(cells_by_model[key][metric].rjust(c))
         lines.append("  ".join([metric.ljust(width), *cells]))
     return "\n".join(lines)
 

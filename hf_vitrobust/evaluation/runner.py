@@ -34,6 +34,8 @@ from tqdm.auto import tqdm
 from .. import __version__
 from ..constants import DEFAULT_MODEL, LABEL_SPACE_CLASSES
 from ..data import BENCHMARKS, Benchmark, SkipReport, Source, get_benchmark, load_benchmark
+from ..metrics.estimators import Estimator
+from ..metrics.intervals import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_NUM_RESAMPLES
 from ..models.classifier import Classifier, load_classifier
 from ..registry import did_you_mean
 from .distributed import ProcessGroup, process_group
@@ -70,10 +72,19 @@ from .streams import (
     collate_identity,
     finish_chunk,
     interleaving_cost,
+    limits_per_cell,
     plan_stream,
     read_places,
 )
-from .suite import BenchmarkSpec, Suite, load_suite
+from .suite import SUBSETS, BenchmarkSpec, Suite, load_suite
+from .uncertainty import (
+    DEFAULT_TARGET_HALF_WIDTH,
+    UncertaintySettings,
+    compare_models,
+    headline_estimators,
+    intervals_of,
+    subset_note,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +93,7 @@ PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float
 #: Run settings that change results: a resumed run must use the same ones.
 _RESULT_SETTINGS = (
     "models", "suite", "data", "limit", "seed", "precision", "chunk_size", "protocols", "schema_version",
-    "chunk_layout", "suite_contents",
+    "chunk_layout", "suite_contents", "subset",
 )  # fmt: skip
 #: How the chunk files of a stream are cut: per shard of the source (`streams.StreamPlan`). Run folders of
 #: versions that cut the whole stream (chunk k of every process's full read) record none and cannot be resumed.
@@ -97,7 +108,12 @@ class EvaluationConfig:
 
     data: benchmark name -> source string (Hub id, local path, "generated:<clean source>", "builtin"), overriding
         the suite's. limit: at most this many images per benchmark (clean images for generated ImageNet-C/-P, per
-        half for ImageNet-O). precision: autocast dtype of the benchmark passes (probes run in float32).
+        half for ImageNet-O). subset: which images a limit keeps, "first" (the first of the stream) or "random" (a
+        uniform random sample drawn with the run's seed, `Source.sampled`); None: each benchmark's suite entry's,
+        else "first". precision: autocast dtype of the benchmark passes (probes run in float32).
+    confidence_level, num_resamples, interval_method ("wilson" or "clopper-pearson", for proportions),
+        target_half_width: the intervals of the headline numbers (`evaluation.uncertainty`); they are computed
+        from the predictions, so `vitrobust report` can recompute them with other settings.
     protocols: benchmark name -> {protocol part: name} (`hf_vitrobust.evaluation.protocols`), over the suite's
         choices, e.g. {"imagenet-c": {"preprocessing": "native-resize"}}.
     """
@@ -107,6 +123,7 @@ class EvaluationConfig:
     data: Mapping[str, str] = field(default_factory=dict)
     protocols: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     limit: int | None = None
+    subset: str | None = None
     batch_size: int | None = None
     precision: str = "fp32"
     compile: bool = False
@@ -118,6 +135,10 @@ class EvaluationConfig:
     report: bool = True
     progress: bool = True
     corruption_device: str = "auto"
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
+    num_resamples: int = DEFAULT_NUM_RESAMPLES
+    interval_method: str = "wilson"
+    target_half_width: float = DEFAULT_TARGET_HALF_WIDTH
 
 
 class EvaluationError(ValueError):
@@ -179,6 +200,11 @@ class Runner:
                 + did_you_mean(config.precision, PRECISIONS, n=3)
             )
         _check_positive("limit", config.limit)
+        if config.subset is not None and config.subset not in SUBSETS:
+            raise EvaluationError(
+                f"subset must be one of {', '.join(SUBSETS)}, got {config.subset!r}."
+                + did_you_mean(config.subset, SUBSETS, n=1)
+            )
         _check_positive("batch_size", config.batch_size)
         _check_positive("num_workers", config.num_workers, minimum=0)
         if config.seed is not None:
@@ -190,6 +216,16 @@ class Runner:
                 + did_you_mean(config.corruption_device, CORRUPTION_DEVICES, n=2)
             )
         self.seed = self.suite.seed if config.seed is None else config.seed
+        try:
+            self.uncertainty = UncertaintySettings(
+                confidence_level=config.confidence_level,
+                num_resamples=config.num_resamples,
+                proportion_method=config.interval_method,
+                seed=self.seed,
+                target_half_width=config.target_half_width,
+            )
+        except ValueError as error:
+            raise EvaluationError(str(error)) from error
         self.batch_size = config.batch_size or self.suite.batch_size
         self.chunk_size = self.suite.chunk_size
         suite_benchmarks = [spec.name for spec in self.suite.benchmarks]
@@ -233,11 +269,15 @@ class Runner:
         except ValueError as error:
             raise EvaluationError(str(error)) from error
         self.unavailable: dict[str, str] = {}  # optional benchmarks without a source -> why
+        self.subsets: dict[str, dict[str, Any]] = {}  # benchmark -> the images its limit kept (results.json)
         self.settings = {
             "models": specs,
             "suite": self.suite.name,
             "data": dict(sorted(config.data.items())),
             "limit": config.limit,
+            # None (each benchmark's suite entry, else the first N) is also what run folders of earlier versions,
+            # which record no subset, kept: they resume with it and only with it.
+            "subset": config.subset,
             "seed": self.seed,
             "precision": config.precision,
             "chunk_size": self.chunk_size,
@@ -275,10 +315,27 @@ class Runner:
                 logger.warning("Skipping %s.", self.unavailable[spec.name])
                 continue
             limit = self.config.limit if self.config.limit is not None else spec.limit
+            subset = self.config.subset or spec.subset or "first"
+            per_cell = limit is not None and limits_per_cell(benchmark)
+            self.subsets[spec.name] = {
+                "kind": "all" if limit is None else subset,
+                "limit": limit,
+                "seed": self.seed if limit is not None and subset == "random" else None,
+                "per_cell": per_cell,
+            }
             device = self.group.device if self.settings["corruption_device"] == "device" else None
             try:
                 resolved = open_benchmark(spec, source, self.seed, self.protocols[spec.name])
-                plan = plan_stream(benchmark, resolved, limit, self.chunk_size, dict(spec.options), device)
+                plan = plan_stream(
+                    benchmark,
+                    resolved,
+                    limit,
+                    self.chunk_size,
+                    dict(spec.options),
+                    device,
+                    subset=subset,
+                    seed=self.seed,
+                )
                 # Each process checks the parts it will read (and the first, for the schema); together, all.
                 plan.raw.validate_shards(
                     ReadAssignment(len(plan.shards()), self.group.rank, self.group.world_size).shards
@@ -286,7 +343,7 @@ class Runner:
             except (ValueError, FileNotFoundError, OSError) as error:
                 raise EvaluationError(f"{spec.name}: cannot read source {source!r}: {error}") from error
             row_order = resolved.describe().get("row_order")
-            if limit is not None and row_order:
+            if limit is not None and subset == "first" and row_order:
                 logger.warning("%s: %s.", spec.name, row_order)
             warning = interleaving_cost(spec.name, plan, self.group.world_size, self.config.num_workers)
             if warning is not None and self.group.is_main:
@@ -544,7 +601,10 @@ class Runner:
             "figures": {},
             "timing": {},
             "summary": {},
+            "uncertainty": self.uncertainty.to_dict(),
+            "intervals": {},
         }
+        estimators: dict[str, dict[str, tuple[Estimator, str | None]]] = {}
         progress = RunProgress(
             self.work,
             self.group.rank,
@@ -591,6 +651,7 @@ class Runner:
                         "skipped": report.to_dict(),
                         "options": json_safe(plan.options),
                         "protocol": json_safe(record),
+                        "subset": dict(self.subsets[name]),
                     }
                     results["predictions"].setdefault(entry.key, {})[name] = (
                         f"predictions/{entry.key}/{name}.parquet"
@@ -607,6 +668,15 @@ class Runner:
                     computed = benchmark_metrics(self.benchmarks[name], frame, clean, protocol)
                     metrics[name] = json_safe(computed)
                     summary.update(headline(self.benchmarks[name], metrics[name], protocol))
+                    note = subset_note(results["benchmarks"][name].get("subset"))
+                    for label, estimator in headline_estimators(
+                        self.benchmarks[name], frame, clean, protocol
+                    ).items():
+                        estimators.setdefault(entry.key, {})[label] = (estimator, note)
+                results["intervals"][entry.key] = {
+                    label: intervals_of({label: estimator}, self.uncertainty, note)[label]
+                    for label, (estimator, note) in estimators.get(entry.key, {}).items()
+                }
             probe_started = time.perf_counter()
             probes = {}
             if self.suite.probes:
@@ -622,6 +692,8 @@ class Runner:
                 results["summary"][entry.key] = summary
                 self._write_results(results)
         progress.close()
+        if self.group.is_main and len(estimators) > 1:
+            results["comparisons"] = compare_models(estimators, self.uncertainty)
         results["complete"] = True
         results["wall_seconds"] = time.perf_counter() - started
         if self.group.is_main:

@@ -25,6 +25,7 @@ from ..corruptions.export import stable_sample_index
 from ..data import Benchmark, Source
 from ..data.samples import InMemorySource, RawSample, Sample, SkipReport, decode_raw_sample
 from ..models.classifier import Preprocessing
+from .suite import SUBSETS
 
 
 def is_generated(source: Source) -> bool:
@@ -98,13 +99,24 @@ def plan_stream(
     chunk_size: int,
     options: dict[str, Any],
     corruption_device: torch.device | None = None,
+    subset: str = "first",
+    seed: int = 0,
 ) -> StreamPlan:
     """The plan of `source` (already resolved for `benchmark`), keeping the first `limit` images (`Source.limited`,
     per cell where `limits_per_cell(benchmark)`): clean images for a generated benchmark, images of each half for
     ImageNet-O, images of each cell for released ImageNet-C / -P / -9 (every corruption and severity stays
-    present), stream samples otherwise. A generated benchmark's chunks are of clean images, `expansion` times fewer
+    present), stream samples otherwise. subset "random": a uniform random `limit` of them drawn with `seed`
+    instead (`Source.sampled`). A generated benchmark's chunks are of clean images, `expansion` times fewer
     than `chunk_size`; `corruption_device` says where they are corrupted (see `StreamPlan`)."""
-    limited = source if limit is None else source.limited(limit, per_cell=limits_per_cell(benchmark))
+    if subset not in SUBSETS:
+        raise ValueError(f"subset must be one of {', '.join(SUBSETS)}, got {subset!r}.")
+    per_cell = limits_per_cell(benchmark)
+    if limit is None:
+        limited = source
+    elif subset == "random":
+        limited = source.sampled(limit, seed, per_cell=per_cell)
+    else:
+        limited = source.limited(limit, per_cell=per_cell)
     clean = limited.clean_source
     if clean is not None:
         clean_chunk = max(1, chunk_size // limited.expansion)
@@ -356,6 +368,7 @@ def collate_identity(item: Any) -> Any:
 
 
 __all__ = [
+    "SUBSETS",
     "ChunkDataset",
     "ChunkInputs",
     "ReadAssignment",

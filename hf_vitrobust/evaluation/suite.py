@@ -40,7 +40,10 @@ _RUNNER_ARGUMENTS = {
     "sample_ids": "the runner keys each image's randomness by its stream position",
 }
 
-_BENCHMARK_KEYS = ("source", "limit", "options", "report", "optional", "protocol")
+_BENCHMARK_KEYS = ("source", "limit", "subset", "options", "report", "optional", "protocol")
+#: How a limit chooses a benchmark's images: the first `limit` of the stream, or a seeded uniform random `limit`
+#: (`Source.sampled`).
+SUBSETS = ("first", "random")
 _PROBE_KEYS = ("benchmark", "num_images", "params")
 _SUITE_KEYS = (
     "name", "description", "citations", "batch_size", "seed", "chunk_size", "models", "benchmarks", "probes",
@@ -54,12 +57,14 @@ class BenchmarkSpec:
 
     name: a registered benchmark (`hf_vitrobust.data.BENCHMARKS`). source: its default source string (a Hub id,
     a local path, "generated:<clean source>", "builtin"); None for the benchmark's default Hub copy; `--data`
-    overrides it. limit: read at most this many samples (the first ones of the stream). options: `load_benchmark`
-    keyword arguments, with shorthands expanded ("corruptions: all" -> the 19 names). report: free-form hints for
-    the report (e.g. {"paper_figures": true}). optional: a benchmark that has no source (no Hub copy, none in the
-    suite, no --data) is skipped and recorded as skipped instead of stopping the run before it starts.
-    protocol: the suite's choices of the benchmark's evaluation protocol (`hf_vitrobust.evaluation.protocols`: part
-    -> name, e.g. {"class_mask": "paul-chen-1000"}); the parts not given keep their canonical default.
+    overrides it. limit: read at most this many samples. options: `load_benchmark` keyword arguments, with shorthands
+    expanded ("corruptions: all" -> the 19 names). report: free-form hints for the report (e.g. {"paper_figures":
+    true}). optional: a benchmark that has no source (no Hub copy, none in the suite, no --data) is skipped and
+    recorded as skipped instead of stopping the run before it starts. protocol: the suite's choices of the
+    benchmark's evaluation protocol (`hf_vitrobust.evaluation.protocols`: part -> name, e.g. {"class_mask":
+    "paul-chen-1000"}); the parts not given keep their canonical default. subset: which samples a limit keeps,
+    "first" (the first of the stream; also what None means) or "random" (a uniform random sample drawn with the
+    run's seed); `--subset` overrides it.
     """
 
     name: str
@@ -69,9 +74,10 @@ class BenchmarkSpec:
     report: dict[str, Any] = field(default_factory=dict)
     optional: bool = False
     protocol: dict[str, str] = field(default_factory=dict)
+    subset: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        written = {
             "source": self.source,
             "limit": self.limit,
             "optional": self.optional,
@@ -79,6 +85,10 @@ class BenchmarkSpec:
             "report": _plain(self.report),
             "protocol": dict(self.protocol),
         }
+        # Left out when not given, so that a suite of an earlier run (run.json's suite_contents) reads the same.
+        if self.subset is not None:
+            written["subset"] = self.subset
+        return written
 
 
 @dataclass(frozen=True)
@@ -300,6 +310,12 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
     limit = entry.get("limit")
     if limit is not None:
         limit = _positive_int(limit, f"{where}: limit")
+    subset = entry.get("subset")
+    if subset is not None and subset not in SUBSETS:
+        raise ValueError(
+            f"{where}: 'subset' must be one of {', '.join(SUBSETS)}, got {subset!r}."
+            + did_you_mean(str(subset), SUBSETS, n=1)
+        )
     report = entry.get("report") or {}
     if not isinstance(report, dict) or not all(isinstance(k, str) for k in report):
         raise ValueError(f"{where}: 'report' must be a mapping with string keys, got {report!r}.")
@@ -323,6 +339,7 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
         name=name,
         source=source,
         limit=limit,
+        subset=subset,
         options=_plain(checked),
         report=_plain(report),
         optional=optional,
@@ -452,6 +469,7 @@ def _model_pairs(pairs: Any, where: str) -> tuple[dict[str, str], ...]:
 
 
 __all__ = [
+    "SUBSETS",
     "SUITES_DIR",
     "SUITE_NAMES",
     "BenchmarkSpec",

@@ -8,6 +8,10 @@ The YAML metadata follows the Hub's model card spec: license, library_name, pipe
 `huggingface_hub.ModelCard(text).data.eval_results` lists them all; its `dataset.type` and `metric.type` come from
 the fixed table of `hf_vitrobust.hub.model_index` (docs/publishing.md, "Model-index"). The card's "Reproduce"
 section holds the one `vitrobust evaluate` command that reproduces each run (`reproduce_command`).
+
+Where a run holds the confidence intervals of its numbers (results.json "intervals"), the card's text gives each
+model-index value that has one with its interval, "x [lo, hi]" (`interval_rows`); the model-index values stay
+plain numbers, as the Hub's schema has them. A run without intervals renders as before.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from .model_index import dataset_entry, is_hub_id, is_own_type, metric_table
+from .model_index import dataset_entry, interval_headline, is_hub_id, is_own_type, metric_table
 
 TEMPLATES = "model_card_templates"
 MODEL_CARD_TEMPLATE = "model_card.md.j2"
@@ -264,6 +268,88 @@ def eval_results(
     return [entry for entry in index.values() if entry["results"]]
 
 
+_METHOD_NAMES = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson"}
+#: An interval's unit -> what the card counts ("sample": each one an image of the benchmark).
+_UNIT_NAMES = {"sample": "image"}
+#: How close a model-index value and its interval's estimate (in the value's units) must be to be one number.
+_SAME_NUMBER = 1e-6
+
+
+def _counted(count: int, unit: str) -> str:
+    unit = _UNIT_NAMES.get(unit, unit)
+    return f"{count:,} {unit}{'' if count == 1 else 's'}"
+
+
+def interval_description(record: Mapping[str, Any]) -> str:
+    """What an interval is, in words: "95 % Wilson interval, 29 images", or for the bootstrap "95 % percentile
+    bootstrap interval over 29 clean images, 1,000 resamples"."""
+    level = f"{100 * float(record['confidence_level']):g} %"
+    method = str(record.get("method") or "")
+    unit = str(record.get("unit") or "sample")
+    units = record.get("num_units")
+    if "bootstrap" in method and isinstance(units, int):
+        text = f"{level} {method} interval over {_counted(units, unit)}"
+        resamples = record.get("num_resamples")
+        return f"{text}, {resamples:,} resamples" if isinstance(resamples, int) else text
+    return (
+        f"{level} {_METHOD_NAMES.get(method, method)} interval, {_counted(int(record['num_samples']), unit)}"
+    )
+
+
+def _interval_cell(record: Any, value: float, factor: float) -> str | None:
+    """ "value [lo, hi]" in the model-index value's units, where `record` is an interval of that same value."""
+    from ..metrics.intervals import Interval
+
+    if not isinstance(record, Mapping):
+        return None
+    try:
+        interval = Interval.from_dict(dict(record)).scaled(factor)
+    except (TypeError, ValueError):
+        return None
+    numbers = [
+        _number(x) for x in (interval.estimate, interval.low, interval.high, record.get("confidence_level"))
+    ]
+    if any(x is None for x in numbers) or record.get("num_samples") is None:
+        return None
+    if not math.isclose(interval.estimate, value, rel_tol=_SAME_NUMBER, abs_tol=_SAME_NUMBER * factor):
+        return None
+    digits = 2 if factor == 1.0 else 4
+    return f"{value:.{digits}f} [{interval.low:.{digits}f}, {interval.high:.{digits}f}]"
+
+
+def interval_rows(result: Mapping[str, Any], names: Mapping[str, str]) -> tuple[list[list[str]], list[str]]:
+    """The card's rows of a run's model-index values that have an interval: [model, benchmark, metric name,
+    "value [lo, hi]", what the interval is], in the model-index's order; and the distinct caveats of those intervals
+    (first-N subset, samples treated as independent). Both are empty where the run holds no intervals.
+
+    `names`: model key -> the name the card shows. Values are in the model-index's units (a fraction where the
+    metric name says so), the interval scaled to them."""
+    intervals = result.get("intervals") or {}
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for key, per_benchmark in (result.get("metrics") or {}).items():
+        records = intervals.get(key) or {}
+        if not records:
+            continue
+        for benchmark, metrics in per_benchmark.items():
+            info = (result.get("benchmarks") or {}).get(benchmark) or {}
+            for path, _, metric_name in _metric_table(info, metrics):
+                value = _number(_dig(metrics, path))
+                named = interval_headline(benchmark, path, metrics)
+                if value is None or named is None:
+                    continue
+                record = records.get(named[0])
+                cell = _interval_cell(record, float(value), named[1])
+                if cell is None:
+                    continue
+                rows.append(
+                    [names.get(key, key), benchmark, _format(metric_name), cell, interval_description(record)]
+                )
+                if record.get("note") and record["note"] not in notes:
+                    notes.append(str(record["note"]))
+    return rows, notes
+
+
 def _percent(accuracy: Any) -> float | None:
     """An accuracy in percent: the trainer records fractions."""
     value = _number(accuracy)
@@ -335,6 +421,8 @@ def _results_sections(
                 ]
             )
         suite = result.get("suite") or {}
+        keyed_names = {key: names.get((position, key), key) for key in result.get("metrics") or {}}
+        intervals, interval_notes = interval_rows(result, keyed_names)
         sections.append(
             {
                 "run": run_name(result),
@@ -347,6 +435,8 @@ def _results_sections(
                 "complete": result.get("complete", True),
                 "headlines": headlines,
                 "rows": rows,
+                "intervals": intervals,
+                "interval_notes": interval_notes,
                 "benchmarks": benchmarks,
                 "probes": sorted(
                     {p for per_model in (result.get("probes") or {}).values() for p in per_model}
@@ -524,6 +614,8 @@ def metric_space_readme(
 
 __all__ = [
     "eval_results",
+    "interval_description",
+    "interval_rows",
     "metric_space_readme",
     "provenance_note",
     "render_model_card",

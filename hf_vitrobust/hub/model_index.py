@@ -14,6 +14,10 @@
 
 `metric.type` of each number is fixed per benchmark task by `metric_table`; values keep results.json's units, which
 the metric names state. The first rows of each table are the headline numbers of the papers.
+
+`interval_headline` names the interval (results.json "intervals", named as its "summary") of a model-index value,
+and the factor from the interval's units (percent, points) to the value's (a fraction where the metric name says
+so): the card's text gives each such value with its interval; the model-index itself holds the plain numbers.
 """
 
 from __future__ import annotations
@@ -60,6 +64,40 @@ OOD_METRICS = (
     (("auroc",), "roc_auc", "AUROC (fraction)"),
     (("fpr_at_95_tpr",), "fpr_at_95_tpr", "FPR at 95% TPR (fraction, lower is better)"),
 )
+
+
+# Key path -> (the interval's name after "<benchmark> ", factor from its units to the model-index value's).
+_INTERVALS = {
+    ("calibration", "ece"): ("ECE %", 0.01),
+    ("mce",): ("mCE % (alexnet-15)", 1.0),
+    ("protocols", "unnormalized-19", "mce"): ("mCE % (unnormalized-19)", 1.0),
+    ("relative_mce",): ("relative mCE %", 1.0),
+    ("mean_top1",): ("mean top-1 %", 1.0),
+    ("severity5_top1",): ("severity-5 mean top-1 %", 1.0),
+    ("mfr_unnormalized",): ("mFR unnormalised %", 0.01),
+    ("aupr",): ("AUPR %", 0.01),
+    ("bg_gap",): ("BG-gap (points)", 0.01),
+}
+
+
+def interval_headline(
+    benchmark: str, path: tuple[str, ...], metrics: Mapping[str, Any]
+) -> tuple[str, float] | None:
+    """The name of the interval (in results.json "intervals") of the model-index value at `path` of a benchmark's
+    metric dict, and the factor from the interval's units to the value's; None where no interval describes it.
+
+    Top-1 is named by the class mask it was scored under (ImageNet-A/R, "<benchmark> top-1 % (<class_mask>)"), as
+    `evaluation.scoring.masked_headline` names it: the headline "top1" by the run's class mask, each protocol's by
+    its own (a run holds the interval of its headline class mask only)."""
+    mask = metrics.get("class_mask")
+    if path == ("top1",):
+        return (f"{benchmark} top-1 % ({mask})" if mask else f"{benchmark} top-1 %"), 1.0
+    if len(path) == 3 and path[0] == "protocols" and path[2] == "top1":
+        return f"{benchmark} top-1 % ({path[1]})", 1.0
+    if path in _INTERVALS:
+        name, factor = _INTERVALS[path]
+        return f"{benchmark} {name}", factor
+    return None
 
 
 def is_hub_id(value: Any) -> bool:
@@ -147,6 +185,7 @@ __all__ = [
     "OOD_METRICS",
     "SEQUENCE_METRICS",
     "dataset_entry",
+    "interval_headline",
     "is_hub_id",
     "is_own_type",
     "metric_table",

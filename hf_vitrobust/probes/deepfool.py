@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import torch
 
 from ..models.classifier import Classifier
@@ -51,8 +52,25 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
-from .display import SeriesData, as_float_array, fmt_number, fmt_percent, map_panels
-from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, register_probe, same_setting
+from .display import (
+    SeriesData,
+    as_float_array,
+    bounds_at,
+    curve_bounds,
+    fmt_number_interval,
+    fmt_percent_interval,
+    map_panels,
+)
+from .spec import (
+    ProbeFigure,
+    ProbeNotApplicable,
+    ProbeSpec,
+    interval_entry,
+    mean_curve,
+    proportion_curve,
+    register_probe,
+    same_setting,
+)
 from .spectra import SPECTRA, Spectrum, check_spectrum, dct_energy_db, dct_energy_sum
 
 if TYPE_CHECKING:
@@ -340,7 +358,8 @@ def deepfool_spectrum(
 # Merge: per-image success, L2 norm, iterations, clean correctness and target are concatenated; the DCT energy
 # spectrum is 10 log10 of (the summed squared DCT coefficients) / (the number of images they sum: the correctly
 # classified ones for the orthonormal spectrum, all of them for the notebook's), i.e. the same average as the
-# one-call probe (`deepfool_energy_sum`). The perturbations themselves (N x 3 x H x W) are not kept.
+# one-call probe (`deepfool_energy_sum`). The perturbations themselves (N x 3 x H x W) are not kept. The kept
+# per-image records give the intervals over images of the success rate and the mean L2 (none for the spectrum).
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
     result: DeepFoolResult = deepfool_spectrum(classifier, inputs.pixels, inputs.labels, seed=seed, **params)
     # What the spectrum averages, as a sum over this chunk's images, and how many images it sums.
@@ -397,10 +416,36 @@ def _applicable(classifier: Classifier, params: dict) -> None:
         raise ProbeNotApplicable("deepfool needs a classifier with at least 2 classes.")
 
 
+def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
+    """From the per-image records the dict keeps: the Wilson interval of the success rate (fooled among the
+    attacked, i.e. clean-correct, images) and the Student-t interval of the mean L2 over the fooled images."""
+    success = as_float_array(probe.get("success"))
+    clean_correct = as_float_array(probe.get("clean_correct"))
+    norms = as_float_array(probe.get("l2_norms"))
+    if not success.size or success.shape != clean_correct.shape or norms.shape != success.shape:
+        return {}
+    fooled = (success > 0) & (clean_correct > 0)
+    attacked = int((clean_correct > 0).sum())
+    chosen = norms[fooled]
+    l2_curve = None
+    if probe.get("mean_l2") is not None and chosen.size:
+        std = float(chosen.std(ddof=1)) if chosen.size > 1 else np.nan
+        l2_curve = mean_curve(probe["mean_l2"], std, int(chosen.size), confidence_level)
+    return interval_entry(
+        confidence_level,
+        {
+            "success_rate": proportion_curve(int(fooled.sum()), attacked, confidence_level),
+            "mean_l2": l2_curve,
+        },
+    )
+
+
 def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    success = bounds_at(curve_bounds(probe, "success_rate"))
+    l2 = bounds_at(curve_bounds(probe, "mean_l2"))
     return {
-        "success rate (%)": fmt_percent(probe.get("success_rate"), 100),
-        "mean L2 of the perturbation": fmt_number(probe.get("mean_l2")),
+        "success rate (%)": fmt_percent_interval(probe.get("success_rate"), *success, 100),
+        "mean L2 of the perturbation": fmt_number_interval(probe.get("mean_l2"), *l2),
     }
 
 
@@ -433,6 +478,7 @@ SPEC = register_probe(
         applicable_fn=_applicable,
         choices={"spectrum": SPECTRA},
         headline=_headline,
+        intervals_fn=_intervals,
         image_count=_image_count,
         summary_row="mean L2 of the perturbation",
         figures={

@@ -71,6 +71,46 @@ def fmt_count(value: Any) -> str:
     return f"{int(value):,}" if number(value) is not None else MISSING
 
 
+def _with_bounds(shown: str, low: Any, high: Any, fmt: Callable[[Any], str]) -> str:
+    if shown == MISSING or number(low) is None or number(high) is None:
+        return shown
+    return f"{shown} [{fmt(low)}, {fmt(high)}]"
+
+
+def fmt_percent_interval(value: Any, low: Any, high: Any, scale: float = 1.0, decimals: int = 2) -> str:
+    """ "x [lo, hi]" as `fmt_percent` writes each; just x where a bound is missing (a dict without intervals)."""
+    return _with_bounds(
+        fmt_percent(value, scale, decimals), low, high, lambda v: fmt_percent(v, scale, decimals)
+    )
+
+
+def fmt_number_interval(value: Any, low: Any, high: Any) -> str:
+    """ "x [lo, hi]" as `fmt_number` writes each; just x where a bound is missing (a dict without intervals)."""
+    return _with_bounds(fmt_number(value), low, high, fmt_number)
+
+
+def curve_bounds(probe: Mapping[str, Any], key: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (low, high) bounds of curve `key` in a probe dict's "intervals" (float arrays of the curve's shape, NaN
+    where undefined), or None where the dict has none for it."""
+    entry = (probe.get("intervals") or {}).get(key)
+    if not isinstance(entry, Mapping):
+        return None
+    low, high = as_float_array(entry.get("low")), as_float_array(entry.get("high"))
+    return (low, high) if low.shape == high.shape else None
+
+
+def bounds_at(bounds: tuple[np.ndarray, np.ndarray] | None, *index: int) -> tuple[float | None, float | None]:
+    """The bounds of one point of a curve (`curve_bounds`; no index for a scalar), (None, None) where absent."""
+    if bounds is None:
+        return None, None
+    low, high = bounds
+    try:
+        values = (low[index], high[index]) if index else (low, high)
+        return number(float(values[0])), number(float(values[1]))
+    except (IndexError, TypeError, ValueError):
+        return None, None
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Drawing
 
@@ -135,6 +175,17 @@ def first_map(values: Any) -> np.ndarray | None:
     return maps if maps.ndim == 2 and maps.size else None
 
 
+def draw_band(ax: Axes, x: Any, bounds: tuple[Any, Any] | None, color: Any) -> bool:
+    """A shaded band (alpha 0.2) between the bounds of a curve at x, where they have x's shape; whether drawn."""
+    if bounds is None:
+        return False
+    x, low, high = as_float_array(x), as_float_array(bounds[0]), as_float_array(bounds[1])
+    if not x.size or low.shape != x.shape or high.shape != x.shape or not np.isfinite(low + high).any():
+        return False
+    ax.fill_between(x, low, high, color=color, alpha=0.2, linewidth=0)
+    return True
+
+
 def line_figure(
     data: SeriesData,
     xy: Callable[[Mapping[str, Any]], tuple[Any, Any]],
@@ -142,8 +193,10 @@ def line_figure(
     ylabel: str,
     title: str,
     ax: Axes | None = None,
+    band: Callable[[Mapping[str, Any]], tuple[Any, Any] | None] | None = None,
 ) -> Figure | None:
-    """One line per model (x, y = `xy(probe)`), on a new figure or on `ax`."""
+    """One line per model (x, y = `xy(probe)`), on a new figure or on `ax`; `band(probe)`: the (low, high) bounds
+    of its interval at the same points (in y's units), drawn as a shaded band where given."""
     if ax is None:
         figure = new_figure(5.0, 3.6)
         ax = figure.add_subplot()
@@ -153,6 +206,8 @@ def line_figure(
         x, y = as_float_array(x), as_float_array(y)
         if x.size and x.shape == y.shape:
             ax.plot(x, y, marker="o", markersize=4, label=key, color=color)
+            if band is not None:
+                draw_band(ax, x, band(probe), color)
             drawn += 1
     if not drawn:
         return None
@@ -167,7 +222,8 @@ def line_figure(
 def depth_figure(
     data: SeriesData, field: str, ylabel: str, title: str, ax: Axes | None = None
 ) -> Figure | None:
-    """A per-layer value (`field`) of each model against normalised depth."""
+    """A per-layer value (`field`) of each model against normalised depth, with the band of its interval where the
+    dict has one (`curve_bounds`)."""
     return line_figure(
         data,
         lambda p: (depth_axis(len(p.get(field) or [])), p.get(field)),
@@ -175,6 +231,7 @@ def depth_figure(
         ylabel,
         title,
         ax=ax,
+        band=lambda p: curve_bounds(p, field),
     )
 
 
@@ -249,13 +306,18 @@ __all__ = [
     "MAX_PANEL_COLUMNS",
     "MISSING",
     "as_float_array",
+    "bounds_at",
     "colors",
+    "curve_bounds",
     "depth_axis",
     "depth_figure",
+    "draw_band",
     "first_map",
     "fmt_count",
     "fmt_number",
+    "fmt_number_interval",
     "fmt_percent",
+    "fmt_percent_interval",
     "image_hwc",
     "line_figure",
     "map_panels",

@@ -29,7 +29,7 @@ Which frequencies (`frequency_bins` of `feature_fourier`), for a square map of s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,13 +49,25 @@ from .base import (
     new_axes,
     prepare_inputs,
 )
-from .display import SeriesData, depth_figure, fmt_count, fmt_number, number
+from .display import (
+    SeriesData,
+    bounds_at,
+    curve_bounds,
+    depth_figure,
+    fmt_count,
+    fmt_number_interval,
+    number,
+)
 from .spec import (
     ProbeFigure,
     ProbeNotApplicable,
     ProbeSpec,
+    interval_entry,
+    mean_curve,
     register_probe,
     same_setting,
+    sample_std,
+    summed_values,
     total_images,
     weighted_mean,
 )
@@ -287,16 +299,38 @@ def log_amplitude_sums(
 
     Sums over disjoint sets of images add up, so a probe split into chunks can be merged exactly with
     `feature_fourier_result` (given the same `frequency_bins`)."""
+    sums, _, shapes = log_amplitude_moments(classifier, pixels, layers, batch_size, frequency_bins)
+    return sums, shapes
+
+
+def log_amplitude_moments(
+    classifier: Classifier,
+    pixels: torch.Tensor,
+    layers: Sequence[str] | str | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    frequency_bins: str = NYQUIST_BINS,
+) -> tuple[dict[str, torch.Tensor], dict[str, float], dict[str, list[int]]]:
+    """`log_amplitude_sums` and, per layer, the sum over the images of the square of each image's Δ log amplitude
+    (its diagonal's last value minus its first; NaN for a one-point diagonal): (sums, delta square sums, shapes),
+    what the Student-t interval of `delta_log_amplitude` over images needs."""
     check_frequency_bins(frequency_bins)
     layers = _check_layers(layers)
     sums: dict[str, torch.Tensor] = {}
+    squares: dict[str, torch.Tensor] = {}
     shapes: dict[str, list[int]] = {}
     for _, maps in _feature_batches(classifier, pixels, layers, batch_size):
         for name, value in maps.items():
-            batch_sum = log_amplitude_diagonal(value, frequency_bins).sum(dim=0)
+            diagonal = log_amplitude_diagonal(value, frequency_bins)
+            batch_sum = diagonal.sum(dim=0)
             sums[name] = sums[name] + batch_sum if name in sums else batch_sum
+            if diagonal.shape[1] > 1:
+                delta = (diagonal[:, -1] - diagonal[:, 0]).double()
+                batch_squares = (delta * delta).sum()
+            else:
+                batch_squares = torch.tensor(math.nan, dtype=torch.float64, device=diagonal.device)
+            squares[name] = squares[name] + batch_squares if name in squares else batch_squares
             shapes[name] = list(value.shape[1:])
-    return sums, shapes
+    return sums, {name: float(value) for name, value in squares.items()}, shapes
 
 
 def feature_fourier_result(
@@ -375,30 +409,55 @@ def feature_variance(
     "residual-sums": the notebook's points, the embedding and every residual sum); the result does not depend on
     `batch_size`.
     """
+    return _feature_variance(
+        classifier, images, labels, seed=seed, batch_size=batch_size, layers=layers, limit=limit
+    )[0]
+
+
+def _feature_variance(
+    classifier: Classifier,
+    images: torch.Tensor | Iterable[object],
+    labels: torch.Tensor | Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    layers: Sequence[str] | str | None = None,
+    limit: int | None = None,
+) -> tuple[FeatureVarianceResult, list[float]]:
+    """`feature_variance`, with per layer the sum over the images of the square of each image's variance (NaN for
+    1 x 1 maps), what the Student-t interval of the variance over images needs."""
     check_seed(seed)
     check_batch_size(batch_size)
     layers = _check_layers(layers)
     inputs = prepare_inputs(classifier, images, labels, limit=limit, require_labels=False)
     sums: dict[str, torch.Tensor] = {}
+    squares: dict[str, torch.Tensor] = {}
     shapes: dict[str, list[int]] = {}
     for _, maps in _feature_batches(classifier, inputs.pixels, layers, batch_size):
         for name, value in maps.items():
             flat = value.to(torch.float64).flatten(2)
             if flat.shape[-1] > 1:
-                batch_sum = flat.var(dim=-1).mean(dim=1).sum()
+                per_image = flat.var(dim=-1).mean(dim=1)
+                batch_sum, batch_squares = per_image.sum(), (per_image * per_image).sum()
             else:
                 batch_sum = torch.tensor(math.nan, dtype=torch.float64, device=value.device)
+                batch_squares = batch_sum
             sums[name] = sums[name] + batch_sum if name in sums else batch_sum
+            squares[name] = squares[name] + batch_squares if name in squares else batch_squares
             shapes[name] = list(value.shape[1:])
     names = list(sums)
     variances = [float(sums[name] / len(inputs)) for name in names]
-    return FeatureVarianceResult(names, [shapes[n] for n in names], variances, len(inputs))
+    result = FeatureVarianceResult(names, [shapes[n] for n in names], variances, len(inputs))
+    return result, [float(squares[name]) for name in names]
 
 
 # ------------------------------------------------------------------------------------------------ the probes' specs
 # Feature Fourier: a partial holds the per-layer sums of the per-image log-amplitude profiles
 # (`log_amplitude_sums`); the merge divides by the total and subtracts the zero frequency. Feature variance: a
-# partial holds its chunk's mean variances and its image count; the merge takes the count-weighted mean.
+# partial holds its chunk's mean variances and its image count; the merge takes the count-weighted mean. Both also
+# hold, per layer, the sum over images of the square of the per-image value ("delta_square_sum",
+# "variance_square_sum"), added up by the merge: the Student-t intervals over images of `delta_log_amplitude` and
+# `variance`.
 def check_task_layers(layers: Any, residual_sums: bool = False) -> list[str] | str | None:
     """A runner probe's `layers`: None, a non-empty list of names, or (where `residual_sums`: the feature probes)
     "residual-sums"."""
@@ -430,7 +489,7 @@ def features_applicable(classifier: Classifier, params: dict) -> None:
 def _fourier_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
     batch_size = check_batch_size(params.get("batch_size", DEFAULT_BATCH_SIZE))
     frequency_bins = check_frequency_bins(params.get("frequency_bins", NYQUIST_BINS))
-    sums, shapes = log_amplitude_sums(
+    sums, squares, shapes = log_amplitude_moments(
         classifier,
         inputs.pixels,
         check_task_layers(params.get("layers"), residual_sums=True),
@@ -443,6 +502,7 @@ def _fourier_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, par
         "shapes": [list(shapes[name]) for name in layers],
         "sums": [sums[name].cpu() for name in layers],
         "frequency_bins": frequency_bins,
+        "delta_square_sum": [squares[name] for name in layers],
     }
 
 
@@ -457,15 +517,17 @@ def _fourier_merge(partials: list) -> dict:
     )
     merged = result.to_dict()
     merged.pop("probe")
+    merged["delta_square_sum"] = summed_values(partials, "delta_square_sum")
     return merged
 
 
 def _variance_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
-    result: FeatureVarianceResult = feature_variance(classifier, inputs.pixels, None, seed=seed, **params)
+    result, squares = _feature_variance(classifier, inputs.pixels, None, seed=seed, **params)
     return {
         "layers": list(result.layers),
         "shapes": [list(shape) for shape in result.shapes],
         "variance": torch.tensor(result.variance, dtype=torch.float64),
+        "variance_square_sum": squares,
     }
 
 
@@ -475,21 +537,42 @@ def _variance_merge(partials: list) -> dict:
         "shapes": same_setting(partials, "shapes"),
         "variance": weighted_mean(partials, "variance"),
         "num_images": total_images(partials),
+        "variance_square_sum": summed_values(partials, "variance_square_sum"),
     }
+
+
+def _layer_mean_intervals(key: str, squares_key: str) -> Callable[[Mapping[str, Any], float], dict[str, Any]]:
+    """The intervals function of a per-layer mean over images (`key`) from its per-layer sum of squares."""
+
+    def intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
+        mean, squares, count = probe.get(key), probe.get(squares_key), probe.get("num_images")
+        curve = None
+        if mean is not None and squares is not None and count is not None and len(mean) == len(squares):
+            curve = mean_curve(mean, sample_std(mean, squares, count), count, confidence_level)
+        return interval_entry(confidence_level, {key: curve})
+
+    return intervals
+
+
+def _last_finite(probe: Mapping[str, Any], key: str) -> str:
+    """The last layer's finite value of `key`, with its interval where the dict has one."""
+    values = list(probe.get(key) or [])
+    last = next((i for i in range(len(values) - 1, -1, -1) if number(values[i]) is not None), None)
+    if last is None:
+        return fmt_number_interval(None, None, None)
+    return fmt_number_interval(values[last], *bounds_at(curve_bounds(probe, key), last))
 
 
 def _fourier_headline(probe: Mapping[str, Any]) -> dict[str, str]:
     deltas = probe.get("delta_log_amplitude") or []
-    finite = [d for d in deltas if number(d) is not None]
     return {
-        "Δ log amplitude, last layer": fmt_number(finite[-1] if finite else None),
+        "Δ log amplitude, last layer": _last_finite(probe, "delta_log_amplitude"),
         "layers": fmt_count(len(deltas) or None),
     }
 
 
 def _variance_headline(probe: Mapping[str, Any]) -> dict[str, str]:
-    variance = [v for v in probe.get("variance") or [] if number(v) is not None]
-    return {"variance, last layer": fmt_number(variance[-1] if variance else None)}
+    return {"variance, last layer": _last_finite(probe, "variance")}
 
 
 def draw_feature_fourier(data: SeriesData, ax: Axes | None = None) -> Figure | None:
@@ -518,6 +601,7 @@ FOURIER_SPEC = register_probe(
         applicable_fn=features_applicable,
         choices={"frequency_bins": FREQUENCY_BINS},
         headline=_fourier_headline,
+        intervals_fn=_layer_mean_intervals("delta_log_amplitude", "delta_square_sum"),
         summary_row="Δ log amplitude, last layer",
         figures={
             "feature_fourier": ProbeFigure(
@@ -541,6 +625,7 @@ VARIANCE_SPEC = register_probe(
         uses_labels=False,
         applicable_fn=features_applicable,
         headline=_variance_headline,
+        intervals_fn=_layer_mean_intervals("variance", "variance_square_sum"),
         figures={
             "feature_variance": ProbeFigure(
                 draw_feature_variance, "Feature-map variance against normalised depth (Park & Kim Fig. 9)."
@@ -569,6 +654,7 @@ __all__ = [
     "feature_variance",
     "features_applicable",
     "log_amplitude_diagonal",
+    "log_amplitude_moments",
     "log_amplitude_sums",
     "spatial_feature_map",
 ]

@@ -57,8 +57,31 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
-from .display import SeriesData, as_float_array, fmt_number, fmt_percent, map_panels
-from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images, weighted_mean
+from .display import (
+    SeriesData,
+    as_float_array,
+    bounds_at,
+    curve_bounds,
+    fmt_number,
+    fmt_percent,
+    fmt_percent_interval,
+    map_panels,
+)
+from .spec import (
+    ProbeFigure,
+    ProbeSpec,
+    counts_from_means,
+    interval_entry,
+    mean_curve,
+    proportion_curve,
+    register_probe,
+    same_setting,
+    sample_std,
+    summed_counts,
+    summed_values,
+    total_images,
+    weighted_mean,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -142,6 +165,36 @@ def fourier_heatmap(
         sample_ids: (N,) integer ids that key each image's signs (default: as `prepare_inputs`), so that a subset
             of the images gets the signs it gets among all of them.
     """
+    return _fourier_heatmap(
+        classifier,
+        images,
+        labels,
+        seed=seed,
+        batch_size=batch_size,
+        window=window,
+        eps=eps,
+        use_symmetry=use_symmetry,
+        limit=limit,
+        sample_ids=sample_ids,
+    )[0]
+
+
+@torch.no_grad()
+def _fourier_heatmap(
+    classifier: Classifier,
+    images: torch.Tensor | Iterable[Any],
+    labels: torch.Tensor | Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    window: int | None = None,
+    eps: float | None = None,
+    use_symmetry: bool = True,
+    limit: int | None = None,
+    sample_ids: torch.Tensor | Sequence[int] | None = None,
+) -> tuple[FourierHeatmapResult, torch.Tensor, torch.Tensor]:
+    """`fourier_heatmap`, with what it averages per image: (result, map error (N,) float64: each image's error
+    averaged over the window's cells, mirrored cells included, clean correct (N,) bool), on the CPU."""
     check_eval_classifier(classifier)
     seed = check_seed(seed)
     check_batch_size(batch_size)
@@ -169,7 +222,13 @@ def fourier_heatmap(
     summary = fourier_error_map(
         records[:, 0], records[:, 1], correct.cpu().numpy(), window=window, mirror=True
     )
-    return FourierHeatmapResult(
+    # Each evaluated cell stands for itself and, under the symmetry, for its mirror (the zero frequency is its own).
+    weights = torch.ones(cells.shape[0], dtype=torch.float64)
+    if use_symmetry:
+        weights = torch.where((cells.cpu() == 0).all(dim=1), 1.0, 2.0).double()
+    wrong = (~correct).cpu().view(cells.shape[0], num_images).double()
+    image_errors = (weights @ wrong) / float(window * window)
+    result = FourierHeatmapResult(
         error_map=summary.as_array(),
         frequencies=summary.frequencies,
         eps=eps,
@@ -179,14 +238,19 @@ def fourier_heatmap(
         evaluated_cells=int(cells.shape[0]),
         seed=seed,
     )
+    return result, image_errors, clean.cpu()
 
 
 # ------------------------------------------------------------------------------------------------ the probe's spec
-# Merge: the error map and the clean error are count-weighted means of the chunks' means.
+# Merge: the error map and the clean error are count-weighted means of the chunks' means. The counts add up:
+# "num_errors" per cell and "num_clean_errors" (Wilson intervals of the cells' and the clean error), and
+# "map_error_square_sum", the sum over images of the square of each image's error averaged over the map (the
+# Student-t interval of the map's mean error, "map_mean_error").
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
-    result = fourier_heatmap(
+    result, image_errors, clean = _fourier_heatmap(
         classifier, inputs.pixels, inputs.labels, seed=seed, sample_ids=inputs.sample_ids, **params
     )
+    errors = counts_from_means(result.error_map, result.num_images)
     return {
         "error_map": torch.as_tensor(np.asarray(result.error_map, dtype=np.float64)),
         "frequencies": list(result.frequencies),
@@ -195,6 +259,9 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "clean_error": float(result.clean_error),
         "evaluated_cells": int(result.evaluated_cells),
         "seed": int(result.seed),
+        "num_errors": None if errors is None else errors.tolist(),
+        "num_clean_errors": int((~clean).sum()),
+        "map_error_square_sum": float((image_errors * image_errors).sum()),
     }
 
 
@@ -208,16 +275,52 @@ def _merge(partials: list) -> dict:
         "num_images": total_images(partials),
         "evaluated_cells": same_setting(partials, "evaluated_cells"),
         "seed": same_setting(partials, "seed"),
+        "num_errors": summed_counts(partials, "num_errors", "error_map"),
+        "num_clean_errors": summed_counts(partials, "num_clean_errors", "clean_error"),
+        "map_error_square_sum": summed_values(partials, "map_error_square_sum"),
     }
+
+
+def _map_mean(probe: Mapping[str, Any]) -> float | None:
+    """The mean error over the map's defined cells (the headline's), None without any."""
+    error_map = as_float_array(probe.get("error_map"))
+    finite = error_map[np.isfinite(error_map)] if error_map.size else error_map
+    return float(finite.mean()) if finite.size else None
+
+
+def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
+    """Wilson intervals of every cell's error and of the clean error (from the error counts, or error x images),
+    and the Student-t interval of the map's mean error over images (from its sum of squares)."""
+    count = probe.get("num_images")
+    errors = probe.get("num_errors")
+    if errors is None:
+        errors = counts_from_means(probe.get("error_map"), count)
+    clean = probe.get("num_clean_errors")
+    if clean is None:
+        clean = counts_from_means(probe.get("clean_error"), count)
+    mean, squares = _map_mean(probe), probe.get("map_error_square_sum")
+    mean_error = None
+    if mean is not None and squares is not None and count is not None:
+        mean_error = mean_curve(mean, sample_std(mean, squares, count), count, confidence_level)
+    return interval_entry(
+        confidence_level,
+        {
+            "error_map": proportion_curve(errors, count, confidence_level),
+            "clean_error": proportion_curve(clean, count, confidence_level),
+            "map_mean_error": mean_error,
+        },
+    )
 
 
 def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     error_map = as_float_array(probe.get("error_map"))
     finite = error_map[np.isfinite(error_map)] if error_map.size else error_map
+    mean = bounds_at(curve_bounds(probe, "map_mean_error"))
+    clean = bounds_at(curve_bounds(probe, "clean_error"))
     return {
-        "mean error over the map (%)": fmt_percent(finite.mean() if finite.size else None, 100),
+        "mean error over the map (%)": fmt_percent_interval(_map_mean(probe), *mean, 100),
         "max error (%)": fmt_percent(finite.max() if finite.size else None, 100),
-        "clean error (%)": fmt_percent(probe.get("clean_error"), 100),
+        "clean error (%)": fmt_percent_interval(probe.get("clean_error"), *clean, 100),
         "eps (L2)": fmt_number(probe.get("eps")),
     }
 
@@ -251,6 +354,7 @@ SPEC = register_probe(
         partial_fn=_partial,
         merge_fn=_merge,
         headline=_headline,
+        intervals_fn=_intervals,
         summary_row="mean error over the map (%)",
         figures={
             "fourier_heatmap": ProbeFigure(

@@ -52,8 +52,26 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
-from .display import SeriesData, as_float_array, fmt_number, fmt_percent, line_figure
-from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images, weighted_mean
+from .display import (
+    SeriesData,
+    as_float_array,
+    bounds_at,
+    curve_bounds,
+    fmt_number,
+    fmt_percent_interval,
+    line_figure,
+)
+from .spec import (
+    ProbeFigure,
+    ProbeSpec,
+    interval_entry,
+    paired_accuracy_curves,
+    register_probe,
+    same_setting,
+    summed_counts,
+    total_images,
+    weighted_mean,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -157,6 +175,43 @@ def frequency_noise(
     sample_ids: (N,) integer ids that key each image's noise (default: as `prepare_inputs`), so that a subset of
         the images gets the noise it gets among all of them.
     """
+    return _frequency_noise(
+        classifier,
+        images,
+        labels,
+        seed=seed,
+        batch_size=batch_size,
+        frequencies=frequencies,
+        bandwidth=bandwidth,
+        epsilon=epsilon,
+        equal_energy=equal_energy,
+        clip=clip,
+        band=band,
+        epsilon_units=epsilon_units,
+        limit=limit,
+        sample_ids=sample_ids,
+    )[0]
+
+
+def _frequency_noise(
+    classifier: Classifier,
+    images: torch.Tensor | Iterable[Any],
+    labels: torch.Tensor | Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    frequencies: Sequence[float] = DEFAULT_FREQUENCIES,
+    bandwidth: float = DEFAULT_BANDWIDTH,
+    epsilon: float = REFERENCE_EPSILON,
+    equal_energy: bool = False,
+    clip: bool = False,
+    band: str = "square-annulus",
+    epsilon_units: str = "imagenet-std",
+    limit: int | None = None,
+    sample_ids: torch.Tensor | Sequence[int] | None = None,
+) -> tuple[FrequencyNoiseResult, torch.Tensor, torch.Tensor]:
+    """`frequency_noise`, with the per-image correctness behind it: (result, clean (N,) bool, noisy (bands, N)
+    bool), on the CPU."""
     seed = check_seed(seed)
     if (
         isinstance(epsilon, bool)
@@ -179,7 +234,8 @@ def frequency_noise(
         clean_correct.append(
             (predict_logits(classifier, batch.pixels, batch_size).argmax(-1) == batch.labels).cpu()
         )
-    clean_accuracy = float(torch.cat(clean_correct).double().mean())
+    clean_records = torch.cat(clean_correct)
+    clean_accuracy = float(clean_records.double().mean())
     record_frequencies, correct = [], []
     for frequency in band_centres:
         for part in batch_slices(len(inputs), batch_size):
@@ -197,10 +253,11 @@ def frequency_noise(
             )
             correct.append((predict_logits(classifier, noisy, batch_size).argmax(-1) == batch.labels).cpu())
             record_frequencies.append(torch.full((len(batch),), frequency, dtype=torch.float64))
+    noisy_records = torch.cat(correct)
     curve = frequency_noise_accuracy(
-        torch.cat(record_frequencies).numpy(), torch.cat(correct).numpy(), clean_accuracy=clean_accuracy
+        torch.cat(record_frequencies).numpy(), noisy_records.numpy(), clean_accuracy=clean_accuracy
     )
-    return FrequencyNoiseResult(
+    result = FrequencyNoiseResult(
         frequencies=curve.frequencies,
         clean_accuracy=clean_accuracy,
         accuracy=curve.accuracy,
@@ -214,12 +271,17 @@ def frequency_noise(
         epsilon_units=epsilon_units,
         pixel_magnitude=magnitude,
     )
+    # The records are frequency-major (every image at the first band, then the next band, ...).
+    return result, clean_records, noisy_records.view(len(band_centres), len(inputs))
 
 
 # ------------------------------------------------------------------------------------------------ the probe's spec
-# Merge: the accuracies are count-weighted means of the chunks' means.
+# Merge: the accuracies are count-weighted means of the chunks' means. The counts add up: "num_clean_correct",
+# "num_correct" per band (Wilson intervals of the accuracies) and "num_discordant" per band, the images whose
+# correctness the noise changes, which is the sum of squares of the per-image differences clean - noisy (0 or
+# +-1) behind the accuracy drop, so the drop gets the paired Student-t interval over images.
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
-    result = frequency_noise(
+    result, clean, noisy = _frequency_noise(
         classifier, inputs.pixels, inputs.labels, seed=seed, sample_ids=inputs.sample_ids, **params
     )
     return {
@@ -233,6 +295,9 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "band": result.band,
         "epsilon_units": result.epsilon_units,
         "pixel_magnitude": list(result.pixel_magnitude or []),
+        "num_clean_correct": int(clean.sum()),
+        "num_correct": noisy.sum(dim=1).tolist(),
+        "num_discordant": (noisy != clean[None, :]).sum(dim=1).tolist(),
     }
 
 
@@ -252,21 +317,41 @@ def _merge(partials: list) -> dict:
         "band": same_setting(partials, "band"),
         "epsilon_units": same_setting(partials, "epsilon_units"),
         "pixel_magnitude": same_setting(partials, "pixel_magnitude"),
+        "num_clean_correct": summed_counts(partials, "num_clean_correct", "clean_accuracy"),
+        "num_correct": summed_counts(partials, "num_correct", "accuracy"),
+        "num_discordant": summed_counts(partials, "num_discordant"),
     }
 
 
+def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
+    """Wilson intervals of the clean and noisy accuracies (from their counts, or accuracy x images) and the
+    paired Student-t interval of the accuracy drop (from the discordant counts, where the dict has them)."""
+    count = probe.get("num_samples", probe.get("num_images"))
+    return interval_entry(confidence_level, paired_accuracy_curves(probe, count, "clean", confidence_level))
+
+
 def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
-    out = {"clean top-1 (%)": fmt_percent(probe.get("clean_accuracy"), 100)}
-    for frequency, drop in zip(
-        probe.get("frequencies") or [], probe.get("accuracy_drop") or [], strict=False
+    clean = bounds_at(curve_bounds(probe, "clean_accuracy"))
+    out = {"clean top-1 (%)": fmt_percent_interval(probe.get("clean_accuracy"), *clean, 100)}
+    drops = curve_bounds(probe, "accuracy_drop")
+    for i, (frequency, drop) in enumerate(
+        zip(probe.get("frequencies") or [], probe.get("accuracy_drop") or [], strict=False)
     ):
-        out[f"accuracy drop (pp) at {fmt_number(frequency)}π"] = fmt_percent(drop, 100)
+        out[f"accuracy drop (pp) at {fmt_number(frequency)}π"] = fmt_percent_interval(
+            drop, *bounds_at(drops, i), 100
+        )
     return out
+
+
+def _change_band(probe: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    # The figure shows the change -drop (pp): its bounds are the drop's, negated and swapped.
+    bounds = curve_bounds(probe, "accuracy_drop")
+    return None if bounds is None else (-100 * bounds[1], -100 * bounds[0])
 
 
 def draw_frequency_noise(data: SeriesData, ax: Axes | None = None) -> Figure | None:
     """The change of top-1 accuracy (pp) under band-passed noise against its frequency, one line per model (on
-    `ax`: one)."""
+    `ax`: one), with the band of its paired interval over images where the dict has one."""
     figure = line_figure(
         data,
         lambda p: (p.get("frequencies"), -100 * as_float_array(p.get("accuracy_drop"))),
@@ -274,6 +359,7 @@ def draw_frequency_noise(data: SeriesData, ax: Axes | None = None) -> Figure | N
         "Δ accuracy (pp)",
         "Band-passed noise",
         ax=ax,
+        band=_change_band,
     )
     if figure is not None:
         (ax or figure.axes[0]).axhline(0.0, color="gray", linewidth=0.8)
@@ -292,6 +378,7 @@ SPEC = register_probe(
         merge_fn=_merge,
         choices={"epsilon_units": EPSILON_UNITS},
         headline=_headline,
+        intervals_fn=_intervals,
         figures={
             "frequency_noise": ProbeFigure(
                 draw_frequency_noise,

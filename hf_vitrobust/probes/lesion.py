@@ -30,13 +30,24 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
-from .display import SeriesData, as_float_array, fmt_percent, number, panels_or_axes
+from .display import (
+    SeriesData,
+    as_float_array,
+    bounds_at,
+    curve_bounds,
+    fmt_percent_interval,
+    number,
+    panels_or_axes,
+)
 from .spec import (
     ProbeFigure,
     ProbeNotApplicable,
     ProbeSpec,
+    interval_entry,
+    paired_accuracy_curves,
     register_probe,
     same_setting,
+    summed_counts,
     total_images,
     weighted_mean,
 )
@@ -88,9 +99,11 @@ class LesionResult(ProbeResult):
         return ax
 
 
-def _accuracy(classifier: Classifier, pixels: torch.Tensor, labels: torch.Tensor, batch_size: int) -> float:
+def _correct(
+    classifier: Classifier, pixels: torch.Tensor, labels: torch.Tensor, batch_size: int
+) -> torch.Tensor:
     logits = predict_logits(classifier, pixels, batch_size)
-    return float((logits.argmax(dim=-1) == labels).double().mean())
+    return (logits.argmax(dim=-1) == labels).cpu()
 
 
 def lesion_study(
@@ -114,6 +127,23 @@ def lesion_study(
         units: names of the units to remove one at a time (default: every unit, in network order).
         limit: read at most this many images of a dataset.
     """
+    return _lesion_study(
+        classifier, images, labels, seed=seed, batch_size=batch_size, units=units, limit=limit
+    )[0]
+
+
+def _lesion_study(
+    classifier: Classifier,
+    images: torch.Tensor | Iterable[object],
+    labels: torch.Tensor | Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    units: Sequence[str] | None = None,
+    limit: int | None = None,
+) -> tuple[LesionResult, torch.Tensor, torch.Tensor]:
+    """`lesion_study`, with the per-image correctness behind it: (result, intact (N,) bool, lesioned (units, N)
+    bool), on the CPU."""
     check_seed(seed)
     check_batch_size(batch_size)
     if isinstance(units, str):
@@ -132,12 +162,14 @@ def lesion_study(
         selected = [unit for unit in available if unit.name in set(wanted)]
     inputs = prepare_inputs(classifier, images, labels, limit=limit)
     assert inputs.labels is not None
-    baseline = _accuracy(classifier, inputs.pixels, inputs.labels, batch_size)
-    accuracy = []
+    intact = _correct(classifier, inputs.pixels, inputs.labels, batch_size)
+    baseline = float(intact.double().mean())
+    lesioned = []
     for unit in selected:
         with classifier.lesion([unit.name]):
-            accuracy.append(_accuracy(classifier, inputs.pixels, inputs.labels, batch_size))
-    return LesionResult(
+            lesioned.append(_correct(classifier, inputs.pixels, inputs.labels, batch_size))
+    accuracy = [float(correct.double().mean()) for correct in lesioned]
+    result = LesionResult(
         units=[unit.name for unit in selected],
         kinds=[unit.kind for unit in selected],
         stages=[unit.stage for unit in selected],
@@ -147,12 +179,17 @@ def lesion_study(
         accuracy_drop=[baseline - value for value in accuracy],
         num_images=len(inputs),
     )
+    stacked = torch.stack(lesioned) if lesioned else torch.zeros(0, len(inputs), dtype=torch.bool)
+    return result, intact, stacked
 
 
 # ------------------------------------------------------------------------------------------------ the probe's spec
-# Merge: the accuracies (intact and per removed unit) are count-weighted means of the chunks' means.
+# Merge: the accuracies (intact and per removed unit) are count-weighted means of the chunks' means. The counts add
+# up: "num_baseline_correct", "num_correct" per unit (Wilson intervals of the accuracies) and "num_discordant" per
+# unit, the images whose correctness the lesion changes: the sum of squares of the per-image differences
+# intact - lesioned (0 or +-1), so the drop gets the paired Student-t interval over images.
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
-    result: LesionResult = lesion_study(classifier, inputs.pixels, inputs.labels, seed=seed, **params)
+    result, intact, lesioned = _lesion_study(classifier, inputs.pixels, inputs.labels, seed=seed, **params)
     return {
         "units": list(result.units),
         "kinds": list(result.kinds),
@@ -160,6 +197,9 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "indices": list(result.indices),
         "baseline_accuracy": float(result.baseline_accuracy),
         "accuracy": torch.tensor(result.accuracy, dtype=torch.float64),
+        "num_baseline_correct": int(intact.sum()),
+        "num_correct": lesioned.sum(dim=1).tolist(),
+        "num_discordant": (lesioned != intact[None, :]).sum(dim=1).tolist(),
     }
 
 
@@ -175,7 +215,19 @@ def _merge(partials: list) -> dict:
         "accuracy": accuracy,
         "accuracy_drop": baseline - accuracy,
         "num_images": total_images(partials),
+        "num_baseline_correct": summed_counts(partials, "num_baseline_correct", "baseline_accuracy"),
+        "num_correct": summed_counts(partials, "num_correct", "accuracy"),
+        "num_discordant": summed_counts(partials, "num_discordant"),
     }
+
+
+def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
+    """Wilson intervals of the intact and lesioned accuracies (from their counts, or accuracy x images) and the
+    paired Student-t interval of each unit's accuracy drop (from the discordant counts, where the dict has them)."""
+    count = probe.get("num_images")
+    return interval_entry(
+        confidence_level, paired_accuracy_curves(probe, count, "baseline", confidence_level)
+    )
 
 
 def _applicable(classifier: Classifier, params: dict) -> None:
@@ -189,17 +241,20 @@ def _applicable(classifier: Classifier, params: dict) -> None:
 
 def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     drops = probe.get("accuracy_drop") or []
-    out = {"intact top-1 (%)": fmt_percent(probe.get("baseline_accuracy"), 100)}
+    intact = bounds_at(curve_bounds(probe, "baseline_accuracy"))
+    out = {"intact top-1 (%)": fmt_percent_interval(probe.get("baseline_accuracy"), *intact, 100)}
     if any(number(d) is not None for d in drops):
         biggest = int(np.nanargmax(as_float_array(drops)))
         units = probe.get("units") or []
         unit = f" ({units[biggest]})" if biggest < len(units) else ""
-        out["biggest drop (pp)"] = f"{fmt_percent(drops[biggest], 100)}{unit}"
+        bounds = bounds_at(curve_bounds(probe, "accuracy_drop"), biggest)
+        out["biggest drop (pp)"] = f"{fmt_percent_interval(drops[biggest], *bounds, 100)}{unit}"
     return out
 
 
 def draw_lesion(data: SeriesData, ax: Axes | None = None) -> Figure | None:
-    """The accuracy drop (pp) per removed unit, coloured by kind, one panel per model (on `ax`: one model)."""
+    """The accuracy drop (pp) per removed unit, coloured by kind, one panel per model (on `ax`: one model), with
+    error bars of its paired interval over images where the dict has one."""
     from matplotlib.patches import Patch
 
     usable = {key: p for key, p in data.items() if p.get("accuracy_drop")}
@@ -210,7 +265,18 @@ def draw_lesion(data: SeriesData, ax: Axes | None = None) -> Figure | None:
     for panel, (key, probe) in zip(axes, usable.items(), strict=True):
         drops = 100.0 * as_float_array(probe["accuracy_drop"])
         kinds = list(probe.get("kinds") or ["unit"] * drops.size)
-        panel.bar(np.arange(drops.size), drops, color=[KIND_COLORS.get(k, "tab:gray") for k in kinds])
+        bounds = curve_bounds(probe, "accuracy_drop")
+        errors = None
+        if bounds is not None and bounds[0].shape == drops.shape:
+            errors = np.nan_to_num(np.stack([drops - 100.0 * bounds[0], 100.0 * bounds[1] - drops]), nan=0.0)
+        panel.bar(
+            np.arange(drops.size),
+            drops,
+            color=[KIND_COLORS.get(k, "tab:gray") for k in kinds],
+            yerr=errors,
+            capsize=2 if errors is not None else 0,
+            error_kw={"linewidth": 0.8},
+        )
         panel.axhline(0.0, color="black", linewidth=0.8)
         panel.set_xlabel("removed unit (depth)")
         panel.set_ylabel("accuracy drop (pp)")
@@ -237,6 +303,7 @@ SPEC = register_probe(
         merge_fn=_merge,
         applicable_fn=_applicable,
         headline=_headline,
+        intervals_fn=_intervals,
         summary_row="biggest drop (pp)",
         figures={
             "lesion": ProbeFigure(

@@ -61,14 +61,27 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
-from .display import MISSING, SeriesData, as_float_array, fmt_percent, line_figure
+from .display import (
+    MISSING,
+    SeriesData,
+    as_float_array,
+    bounds_at,
+    curve_bounds,
+    fmt_percent,
+    fmt_percent_interval,
+    line_figure,
+)
 from .spec import (
     IMAGE_LIST_SELECTION,
     ProbeFigure,
     ProbeSpec,
+    counts_from_means,
+    interval_entry,
     probe_kwargs,
+    proportion_curve,
     register_probe,
     same_setting,
+    summed_counts,
     total_images,
     weighted_mean,
 )
@@ -251,7 +264,8 @@ def occlusion_sweep(
 
 
 # ------------------------------------------------------------------------------------------------ the probe's spec
-# Merge: the means over images are count-weighted means of the chunks' means.
+# Merge: the means over images are count-weighted means of the chunks' means; "num_correct" (correct images per
+# ratio) adds up, and gives the accuracies' Wilson intervals over images.
 # Task setting "image_list": run on the images of a shipped list (Paul & Chen's "paul-chen-occlusion-1k"), matched
 # by file name, instead of a random draw.
 _TASK_KEYS = ("image_list",)
@@ -265,6 +279,10 @@ def _image_list(params: Mapping[str, Any]) -> str | None:
 def _selection(params: Mapping[str, Any]) -> str:
     name = _image_list(params)
     return "random" if name is None else IMAGE_LIST_SELECTION + name
+
+
+def _listed(counts: np.ndarray | None) -> list | None:
+    return None if counts is None else counts.tolist()
 
 
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
@@ -284,6 +302,7 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "seed": result.seed,
         "hole": result.hole,
         "image_list": _image_list(params),
+        "num_correct": _listed(counts_from_means(result.accuracy, result.num_samples)),
     }
 
 
@@ -307,14 +326,34 @@ def _merge(partials: list) -> dict:
             "unique": unique,
             "not_evaluated": unique - merged["num_samples"],
         }
+    merged["num_correct"] = summed_counts(partials, "num_correct", "accuracy")
     return merged
 
 
+def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
+    """Wilson intervals of the accuracy per ratio, from the correct counts (or accuracy x images)."""
+    count = probe.get("num_samples", probe.get("num_images"))
+    correct = probe.get("num_correct")
+    if correct is None:
+        correct = counts_from_means(probe.get("accuracy"), count)
+    return interval_entry(confidence_level, {"accuracy": proportion_curve(correct, count, confidence_level)})
+
+
 def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
+    bounds = curve_bounds(probe, "accuracy")
     return {
-        f"top-1 (%) at {fmt_percent(ratio, 100, 0)} % masked": fmt_percent(accuracy, 100)
-        for ratio, accuracy in zip(probe.get("ratios") or [], probe.get("accuracy") or [], strict=False)
+        f"top-1 (%) at {fmt_percent(ratio, 100, 0)} % masked": fmt_percent_interval(
+            accuracy, *bounds_at(bounds, i), 100
+        )
+        for i, (ratio, accuracy) in enumerate(
+            zip(probe.get("ratios") or [], probe.get("accuracy") or [], strict=False)
+        )
     }
+
+
+def _accuracy_band(probe: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    bounds = curve_bounds(probe, "accuracy")
+    return None if bounds is None else (100 * bounds[0], 100 * bounds[1])
 
 
 def _at_largest_ratio(rows: Mapping[str, str]) -> str:
@@ -323,7 +362,8 @@ def _at_largest_ratio(rows: Mapping[str, str]) -> str:
 
 
 def draw_occlusion(data: SeriesData, ax: Axes | None = None) -> Figure | None:
-    """Top-1 accuracy (%) against the masked share of the image (%), one line per model (on `ax`: one model)."""
+    """Top-1 accuracy (%) against the masked share of the image (%), one line per model (on `ax`: one model), with
+    the band of its interval over images where the dict has one."""
     figure = line_figure(
         data,
         lambda p: (100 * as_float_array(p.get("ratios")), 100 * as_float_array(p.get("accuracy"))),
@@ -331,6 +371,7 @@ def draw_occlusion(data: SeriesData, ax: Axes | None = None) -> Figure | None:
         "top-1 accuracy (%)",
         "Occlusion (random patch drop)",
         ax=ax,
+        band=_accuracy_band,
     )
     if figure is not None:
         (ax or figure.axes[0]).set_ylim(0, 100)
@@ -351,6 +392,7 @@ SPEC = register_probe(
         selection_fn=_selection,
         choices={"hole": HOLE_RULES, "image_list": (None, *IMAGE_LISTS)},
         headline=_headline,
+        intervals_fn=_intervals,
         summary_row="top-1 (%) at the largest ratio",
         summary_value=_at_largest_ratio,
         figures={

@@ -67,8 +67,29 @@ from .base import (
     predict_logits,
     prepare_inputs,
 )
-from .display import SeriesData, as_float_array, colors, fmt_count, fmt_number, fmt_percent, new_figure
-from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images
+from .display import (
+    SeriesData,
+    as_float_array,
+    bounds_at,
+    colors,
+    curve_bounds,
+    fmt_count,
+    fmt_number,
+    fmt_number_interval,
+    fmt_percent_interval,
+    new_figure,
+)
+from .spec import (
+    ProbeFigure,
+    ProbeSpec,
+    counts_from_means,
+    interval_entry,
+    mean_curve,
+    proportion_curve,
+    register_probe,
+    same_setting,
+    total_images,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -358,8 +379,9 @@ def pgd_loss_progression(
 # ------------------------------------------------------------------------------------------------ the probe's spec
 # The runner selects correctly classified images; each chunk attacks all of its images that the model classifies
 # correctly; the merge concatenates the per-image losses, recomputes their mean and (population) std through
-# `metrics.loss_progression`, and the success rate from the fooled counts. `image_indices` become positions in the
-# probe's selected image list.
+# `metrics.loss_progression`, and the success rate from the fooled counts ("num_fooled"). `image_indices` become
+# positions in the probe's selected image list. Intervals: the Student-t interval of the mean loss per step over
+# the attacked images (their losses are kept) and the Wilson interval of the success rate.
 _RUNNER_NUM_IMAGES = "the probe spec's num_images and the 'correct' selection choose the attacked images"
 
 
@@ -420,7 +442,27 @@ def _merge(partials: list) -> dict:
         "num_images": int(losses.shape[0]),
         "success_rate": sum(int(p["num_fooled"]) for p in chosen) / int(losses.shape[0]),
         "num_selected": total_images(partials),
+        "num_fooled": sum(int(p["num_fooled"]) for p in chosen),
     }
+
+
+def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
+    """The Student-t interval of the mean loss at each step over the attacked images (from their losses) and the
+    Wilson interval of the success rate (from the fooled count, or rate x images)."""
+    losses = as_float_array(probe.get("losses"))
+    mean = as_float_array(probe.get("loss_mean"))
+    count = probe.get("num_images")
+    loss_curve = None
+    if losses.ndim == 2 and losses.shape[1] == mean.size and mean.size and losses.shape[0] == count:
+        std = losses.std(axis=0, ddof=1) if count > 1 else np.full(mean.size, np.nan)
+        loss_curve = mean_curve(mean, std, count, confidence_level)
+    fooled = probe.get("num_fooled")
+    if fooled is None:
+        fooled = counts_from_means(probe.get("success_rate"), count)
+    return interval_entry(
+        confidence_level,
+        {"loss_mean": loss_curve, "success_rate": proportion_curve(fooled, count, confidence_level)},
+    )
 
 
 def _selection(params: Mapping[str, Any]) -> str:
@@ -433,19 +475,23 @@ def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     mean = as_float_array(probe.get("loss_mean"))
     std = as_float_array(probe.get("loss_std"))
     notebook = probe.get("record") == "paul-chen-notebook"
+    loss_bounds = curve_bounds(probe, "loss_mean")
     out = {"loss recorded": "−CE before each step (paul-chen-notebook)" if notebook else "CE at t = 0..steps"}
-    out["initial loss"] = fmt_number(mean[0] if mean.size else None)
-    final = fmt_number(mean[-1] if mean.size else None)
+    out["initial loss"] = fmt_number_interval(mean[0] if mean.size else None, *bounds_at(loss_bounds, 0))
+    # The mean with its interval, then the spread of the images: "x [lo, hi] ± std".
+    final = fmt_number_interval(mean[-1] if mean.size else None, *bounds_at(loss_bounds, mean.size - 1))
     if std.size == mean.size and mean.size:
         final = f"{final} ± {fmt_number(std[-1])}"
     out["final loss (mean ± std)"] = final
-    out["success rate (%)"] = fmt_percent(probe.get("success_rate"), 100)
+    success = bounds_at(curve_bounds(probe, "success_rate"))
+    out["success rate (%)"] = fmt_percent_interval(probe.get("success_rate"), *success, 100)
     out["eps (L∞) / steps"] = f"{fmt_number(probe.get('eps'))} / {fmt_count(probe.get('steps'))}"
     return out
 
 
 def draw_pgd(data: SeriesData, ax: Axes | None = None) -> Figure | None:
-    """The mean cross-entropy per attack step ± one standard deviation, one curve per model (on `ax`: one)."""
+    """The mean cross-entropy per attack step ± one standard deviation (band), one curve per model (on `ax`: one),
+    with error bars of the mean's interval over images where the dict has one."""
     if ax is None:
         figure = new_figure(5.0, 3.6)
         ax = figure.add_subplot()
@@ -459,6 +505,11 @@ def draw_pgd(data: SeriesData, ax: Axes | None = None) -> Figure | None:
         ax.plot(steps, mean, marker="o", markersize=3, label=key, color=color)
         if std.shape == mean.shape:
             ax.fill_between(steps, mean - std, mean + std, color=color, alpha=0.2, linewidth=0)
+        bounds = curve_bounds(probe, "loss_mean")
+        if bounds is not None and bounds[0].shape == mean.shape and np.isfinite(bounds[0] + bounds[1]).any():
+            below = np.nan_to_num(mean - bounds[0], nan=0.0)
+            above = np.nan_to_num(bounds[1] - mean, nan=0.0)
+            ax.errorbar(steps, mean, yerr=(below, above), fmt="none", ecolor=color, capsize=3, linewidth=1.0)
         drawn += 1
     if not drawn:
         return None
@@ -484,6 +535,7 @@ SPEC = register_probe(
         selection_fn=_selection,
         choices={"record": RECORDS},
         headline=_headline,
+        intervals_fn=_intervals,
         summary_row="final loss (mean ± std)",
         figures={
             "pgd_loss": ProbeFigure(

@@ -17,6 +17,28 @@ The report shows `spec.table(probe_dict)` (the spec's `headline` rows plus the i
 `summary_row` of it in its Summary table, and the spec's `figures`: name -> `ProbeFigure(draw, caption)`, where
 `draw({model_key: probe_dict})` returns a matplotlib Figure (or None). The same draw function, given `ax`, is
 what the probe's `ProbeResult.plot(ax)` draws with.
+
+Per-point intervals over images. Where a probe's numbers are means over its images, the spec's `intervals_fn`
+turns the MERGED dict into confidence intervals, and `merge` stores them as "intervals":
+{"confidence_level": 0.95, "method": ..., "unit": "image", <curve key>: {"low": [...], "high": [...],
+"method": ...}}, each curve's bounds of the shape of its value in the dict (a scalar, a list, a map); a curve's
+"method" is its own, the top-level one that of the first curve. Proportions (accuracies, errors, success rates)
+get the Wilson interval of their counts ("wilson"; the merged dict keeps the counts, "num_correct" and alike);
+means of continuous per-image values (a PGD loss per step, a feature statistic per layer) and the paired
+per-image differences behind an accuracy drop get the Student-t interval over images ("student-t"; the merged
+dict keeps the per-image values or their sum of squares). They are computed from the merged statistics only, so
+they are the same for 1 and N processes and after a resume. `spec.probe_intervals(probe_dict, level)` recomputes
+them from a stored dict at another level; the headline rows read the stored "intervals" and show "x [lo, hi]"
+(a dict without them renders as before), and the line figures draw them as a band or error bars.
+
+Probes without intervals, and why:
+- hessian: eigenvalues of per-mini-batch Hessians, a statistic of each batch, not a mean of per-image values.
+- cka: a ratio of HSIC sums over minibatches, not a mean of independent per-image values.
+- loss_landscape: losses along random weight directions shared by all images (and mixed pairs under Mixup):
+  the grid's variation is not image sampling.
+- attention, gradcam: maps of single images and their mean map, shown as pictures, not numbers.
+- deepfool's energy spectrum: 10 log10 of a mean energy map, shown as a picture (its success rate and mean L2
+  have intervals).
 """
 
 from __future__ import annotations
@@ -27,8 +49,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
 import torch
 
+from ..metrics.intervals import (
+    DEFAULT_CONFIDENCE_LEVEL,
+    check_confidence_level,
+    mean_bounds,
+    proportion_bounds,
+)
 from ..models.classifier import Classifier
 from ..registry import Registry, close_matches, did_you_mean
 from .base import ProbeInputs, ProbeResult, check_batch_size, check_seed, json_safe, prepare_inputs
@@ -91,15 +120,142 @@ def same_setting(partials: Sequence[Mapping[str, Any]], key: str) -> Any:
     return first
 
 
+def counts_from_means(means: Any, num_images: Any) -> np.ndarray | None:
+    """The success counts behind proportions over `num_images` images (a mean of 0/1 values times the count,
+    rounded), int64 of the shape of `means`; None where a mean is missing or is no count over those images (off
+    by more than 1e-6 of an image)."""
+    values = np.asarray(
+        means.detach().cpu().double().numpy() if isinstance(means, torch.Tensor) else means, dtype=np.float64
+    )
+    if num_images is None or isinstance(num_images, bool):
+        return None
+    scaled = values * float(num_images)
+    counts = np.round(scaled)
+    if not np.all(np.isfinite(scaled)) or np.any(np.abs(scaled - counts) > 1e-6):
+        return None
+    return counts.astype(np.int64)
+
+
+def summed_counts(
+    partials: Sequence[Mapping[str, Any]], count_key: str, mean_key: str | None = None
+) -> list | int | None:
+    """The counts `count_key` summed over the partials (a number, list or map of ints); a partial written before it
+    carried them gives `counts_from_means(its mean_key, its num_images)`. None when some partial has neither."""
+    total: np.ndarray | None = None
+    for partial in partials:
+        if partial.get(count_key) is not None:
+            counts = np.asarray(torch.as_tensor(partial[count_key]).cpu().numpy(), dtype=np.int64)
+        else:
+            if mean_key is None:
+                return None
+            counts = counts_from_means(partial.get(mean_key), partial.get("num_images"))
+            if counts is None:
+                return None
+        total = counts if total is None else total + counts
+    return None if total is None else total.tolist()
+
+
+def summed_values(partials: Sequence[Mapping[str, Any]], key: str) -> list | float | None:
+    """A per-chunk sum (a number or list, e.g. a sum of squares) added up over the partials in chunk order,
+    float64; None when some partial lacks it (written before it was recorded)."""
+    if any(partial.get(key) is None for partial in partials):
+        return None
+    total = torch.as_tensor(partials[0][key], dtype=torch.float64)
+    for partial in partials[1:]:
+        total = total + torch.as_tensor(partial[key], dtype=torch.float64)
+    return total.tolist()
+
+
 def probe_kwargs(params: Mapping[str, Any], task_keys: Sequence[str] = ()) -> dict[str, Any]:
     """The params that are the probe function's keyword arguments (without the spec's own settings)."""
     return {key: value for key, value in params.items() if key not in task_keys}
+
+
+# ------------------------------------------------------------------------------------------------ intervals
+INTERVAL_UNIT = "image"
+
+
+def _array(values: Any) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        return values.detach().cpu().double().numpy()
+    return np.array(values, dtype=np.float64)
+
+
+def proportion_curve(
+    successes: Any, trials: Any, confidence_level: float = DEFAULT_CONFIDENCE_LEVEL, method: str = "wilson"
+) -> dict[str, Any] | None:
+    """The interval curve {"method", "low", "high"} of proportions successes / trials (any shape; `trials` may
+    be one count for all), by `method` ("wilson" or "clopper-pearson"); None without counts."""
+    if successes is None or trials is None:
+        return None
+    low, high = proportion_bounds(_array(successes), _array(trials), confidence_level, method)
+    return {"method": method, "low": low.tolist(), "high": high.tolist()}
+
+
+def sample_std(mean: Any, square_sum: Any, count: Any) -> np.ndarray:
+    """The sample (ddof 1) standard deviation of `count` values from their mean and their sum of squares:
+    sqrt(max(sum x^2 - n mean^2, 0) / (n - 1)), vectorised; NaN where n < 2."""
+    m, squares, n = _array(mean), _array(square_sum), _array(count)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance = np.maximum(squares - n * m * m, 0.0) / (n - 1.0)
+    return np.where(n < 2, np.nan, np.sqrt(variance))
+
+
+def mean_curve(
+    mean: Any, std: Any, count: Any, confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
+) -> dict[str, Any] | None:
+    """The Student-t interval curve {"method", "low", "high"} of means over `count` images with sample standard
+    deviations `std` (any shape; `metrics.intervals.mean_bounds`); None without them."""
+    if mean is None or std is None or count is None:
+        return None
+    low, high = mean_bounds(_array(mean), _array(std), _array(count), confidence_level)
+    return {"method": "student-t", "low": low.tolist(), "high": high.tolist()}
+
+
+def paired_accuracy_curves(
+    probe: Mapping[str, Any], count: Any, reference: str, confidence_level: float
+) -> dict[str, dict[str, Any] | None]:
+    """The intervals of a probe that measures an accuracy against a reference accuracy on the same images
+    (frequency noise: `reference` "clean"; lesions: "baseline"): Wilson intervals of "accuracy" and
+    "<reference>_accuracy" (from "num_correct" / "num_<reference>_correct", or accuracy x images), and the paired
+    Student-t interval of "accuracy_drop" (per image d = reference - perturbed in {-1, 0, 1}, so sum d^2 is
+    "num_discordant"; None where the dict lacks it)."""
+    reference_count = probe.get(f"num_{reference}_correct")
+    if reference_count is None:
+        reference_count = counts_from_means(probe.get(f"{reference}_accuracy"), count)
+    correct = probe.get("num_correct")
+    if correct is None:
+        correct = counts_from_means(probe.get("accuracy"), count)
+    drop, discordant = probe.get("accuracy_drop"), probe.get("num_discordant")
+    drop_curve = None
+    if drop is not None and discordant is not None and count is not None:
+        drop_curve = mean_curve(drop, sample_std(drop, discordant, count), count, confidence_level)
+    return {
+        "accuracy": proportion_curve(correct, count, confidence_level),
+        f"{reference}_accuracy": proportion_curve(reference_count, count, confidence_level),
+        "accuracy_drop": drop_curve,
+    }
+
+
+def interval_entry(confidence_level: float, curves: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
+    """A probe dict's "intervals": the level, the first curve's method, the unit ("image") and every curve that
+    could be computed ({} when none could)."""
+    present = {key: dict(curve) for key, curve in curves.items() if curve is not None}
+    if not present:
+        return {}
+    return {
+        "confidence_level": float(confidence_level),
+        "method": next(iter(present.values()))["method"],
+        "unit": INTERVAL_UNIT,
+        **present,
+    }
 
 
 # ------------------------------------------------------------------------------------------------ the spec
 PartialFn = Callable[[Classifier, ProbeInputs, int, dict[str, Any]], dict[str, Any]]
 MergeFn = Callable[[list[Mapping[str, Any]]], dict[str, Any]]
 HeadlineFn = Callable[[Mapping[str, Any]], dict[str, str]]
+IntervalsFn = Callable[[Mapping[str, Any], float], dict[str, Any]]
 DrawFn = Callable[..., "Figure | None"]
 
 
@@ -140,6 +296,8 @@ class ProbeSpec:
     summary_row: the label of the report's Summary row (None: the probe has none); summary_value(rows) picks its
         value from the headline rows (default: the row labelled `summary_row`).
     figures: figure name -> `ProbeFigure(draw, caption)`.
+    intervals_fn(probe_dict, confidence_level): the per-point intervals over images of a MERGED dict (see the
+        module docstring; `interval_entry`), {} where the dict lacks what they need; None: the probe has none.
     """
 
     name: str
@@ -164,6 +322,7 @@ class ProbeSpec:
     summary_row: str | None = None
     summary_value: Callable[[Mapping[str, str]], str] | None = field(default=None, repr=False)
     figures: Mapping[str, ProbeFigure] = field(default_factory=dict, repr=False)
+    intervals_fn: IntervalsFn | None = field(default=None, repr=False)
 
     def selection_for(self, params: Mapping[str, Any] | None) -> str:
         """The image selection for these params: `selection`, unless the protocol the params choose selects its own
@@ -260,8 +419,15 @@ class ProbeSpec:
         partial = self.partial_fn(classifier, inputs, seed, params)
         return {"task": self.name, "num_images": len(inputs), **partial}
 
-    def merge(self, partials: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """The MERGED JSON-safe dict from the partials of all chunks, in chunk order."""
+    def merge(
+        self,
+        partials: Sequence[Mapping[str, Any]],
+        *,
+        confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
+    ) -> dict[str, Any]:
+        """The MERGED JSON-safe dict from the partials of all chunks, in chunk order, with its "intervals" at
+        `confidence_level` where the probe has them."""
+        confidence_level = check_confidence_level(confidence_level)
         partials = list(partials)
         if not partials:
             raise ValueError(f"No partials to merge for probe {self.name!r}.")
@@ -271,7 +437,23 @@ class ProbeSpec:
                 raise ValueError(f"A partial of {found!r} cannot be merged into probe {self.name!r}.")
         merged = self.merge_fn(partials)
         merged.setdefault("num_images", total_images(partials))
-        return json_safe({"probe": self.result_type.probe_name(), **merged})
+        merged = json_safe({"probe": self.result_type.probe_name(), **merged})
+        intervals = self.probe_intervals(merged, confidence_level)
+        if intervals:
+            merged["intervals"] = intervals
+        return merged
+
+    def probe_intervals(
+        self, probe: Mapping[str, Any], confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
+    ) -> dict[str, Any]:
+        """The per-point intervals over images of a merged probe dict (as stored in results.json) at
+        `confidence_level`, JSON-safe: what `merge` stores as "intervals", recomputed from the dict's counts, sums
+        of squares or per-image values without running the model. {} where the probe has none, the dict is a
+        skip, or it lacks what they need."""
+        confidence_level = check_confidence_level(confidence_level)
+        if self.intervals_fn is None or "skipped" in probe:
+            return {}
+        return json_safe(self.intervals_fn(probe, confidence_level))
 
     # -------------------------------------------------------------------------------------------- the report
     def table(self, probe: Mapping[str, Any]) -> dict[str, str]:
@@ -323,20 +505,30 @@ def probe_of(name: str, data: Mapping[str, Any]) -> ProbeSpec | None:
 
 __all__ = [
     "IMAGE_LIST_SELECTION",
+    "INTERVAL_UNIT",
     "MAP_DECIMALS",
     "PROBES",
     "RUNNER_KEYS",
+    "IntervalsFn",
     "ProbeFigure",
     "ProbeNotApplicable",
     "ProbeSpec",
     "chunk_seed",
+    "counts_from_means",
     "get_probe",
+    "interval_entry",
+    "mean_curve",
     "method_headline",
+    "paired_accuracy_curves",
     "probe_kwargs",
     "probe_of",
+    "proportion_curve",
     "register_probe",
     "rounded_maps",
     "same_setting",
+    "sample_std",
+    "summed_counts",
+    "summed_values",
     "total_images",
     "weighted_mean",
 ]

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from launch import accelerate_launch, assert_results_close, cpu_environment
+from launch import accelerate_launch, assert_intervals_identical, assert_results_close, cpu_environment
 from PIL import Image
 
 from hf_vitrobust.cli import main as cli_main
@@ -207,6 +207,7 @@ def test_two_processes_match_one_process(reference_run, suite_file, tmp_path):
         np.testing.assert_allclose(np.stack(a["confidence"]), np.stack(b["confidence"]), atol=1e-6)
     assert_results_close(one["metrics"], two["metrics"])
     assert_results_close(one["probes"], two["probes"])
+    assert_intervals_identical(one, two)
     assert_results_close(
         {k: {**v, "source": None} for k, v in one["benchmarks"].items()},
         {k: {**v, "source": None} for k, v in two["benchmarks"].items()},
@@ -253,6 +254,7 @@ def test_killed_run_resumes_to_identical_results(reference_run, suite_file, tmp_
         )
     assert_results_close(one["metrics"], resumed["metrics"])
     assert_results_close(one["probes"], resumed["probes"])
+    assert_intervals_identical(one, resumed)
 
 
 def _folder_with_a_bad_file(root: Path) -> Path:

@@ -27,7 +27,13 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 import yaml
-from launch import accelerate_launch_machine, assert_results_close, cpu_environment, free_port
+from launch import (
+    accelerate_launch_machine,
+    assert_intervals_identical,
+    assert_results_close,
+    cpu_environment,
+    free_port,
+)
 
 from hf_vitrobust.evaluation.runner import EvaluationConfig, EvaluationError, Runner, evaluate
 
@@ -115,6 +121,7 @@ def _assert_same_results(reference: Path, output: Path) -> None:
     assert other["complete"] is True
     for part in ("metrics", "probes", "benchmarks"):
         assert_results_close(one[part], other[part], part)
+    assert_intervals_identical(one, other)
 
 
 def _chunk_files(output: Path) -> dict[Path, tuple[str, int]]:

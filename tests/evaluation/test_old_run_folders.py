@@ -4,6 +4,7 @@ report.html dropped to keep the fixture small). Today's code must rebuild its re
 it, after chunks are removed, to the same results."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -29,7 +30,22 @@ def test_an_old_run_folder_rebuilds_the_same_report(old_run):
     stored = (old_run / "report.md").read_text()
     (old_run / "report.md").unlink()
     assert cli_main(["report", str(old_run)]) == 0
-    assert (old_run / "report.md").read_text() == stored
+    rebuilt = (old_run / "report.md").read_text()
+    # The additions: the intervals, recomputed from the old run's predictions files (issue 19), as a section of
+    # their own after the Summary, and the error bars they add to a figure, named in its caption. Without them,
+    # the text is the stored report's, byte for byte.
+    start = rebuilt.index("## Uncertainty\n")
+    end = rebuilt.index("\n## ", start + 1) + 1
+    error_bars = "; error bars: 95 % intervals (see Uncertainty)."
+    assert rebuilt.count(error_bars) >= 1
+    without = (rebuilt[:start] + rebuilt[end:]).replace(error_bars, ".")
+    summary = without.index("## Summary\n")
+    summary_end = without.index("\n## ", summary + 1)
+    intervals = re.compile(r" \[-?[0-9.]+, -?[0-9.]+\]")
+    assert len(intervals.findall(without[summary:summary_end])) == 7  # every benchmark row of the Summary
+    without = without[:summary] + intervals.sub("", without[summary:summary_end]) + without[summary_end:]
+    assert without == stored
+    assert "| imagenet-c mCE % (alexnet-15) |" in rebuilt[start:end]
     figures = {path.name for path in (old_run / "figures").glob("*.png")}
     assert {"imagenet-c_ce.png", "imagenet-p_flip.png", "occlusion.png", "feature_variance.png"} <= figures
 
@@ -53,7 +69,13 @@ def test_an_old_run_folder_resumes_to_the_same_results(old_run):
         torch.set_num_threads(threads)
     assert resumed["complete"] is True
     assert resumed["metrics"] == stored["metrics"]
-    assert resumed["probes"] == stored["probes"]
+    # Keys added since then (a probe's intervals over images and the counts behind them) are allowed; every key
+    # the old run wrote is unchanged.
+    assert resumed["probes"].keys() == stored["probes"].keys()
+    for model, probes in stored["probes"].items():
+        assert resumed["probes"][model].keys() == probes.keys()
+        for name, old in probes.items():
+            assert {key: resumed["probes"][model][name].get(key) for key in old} == old, name
     for benchmark in ("imagenet-val", "imagenet-c", "imagenet-p"):
         before = pd.read_parquet(FIXTURE / "run" / "predictions" / MODEL_KEY / f"{benchmark}.parquet")
         after = pd.read_parquet(old_run / "predictions" / MODEL_KEY / f"{benchmark}.parquet")

@@ -345,7 +345,9 @@ def test_runner_chunks_merge_to_the_one_call_result(probe):
     reference = (feature_fourier if probe == "feature_fourier" else feature_variance)(
         classifier, images, **params
     ).to_dict()
-    assert merged.keys() == reference.keys()
+    # The merged dict adds the intervals over images and the per-layer sums of squares behind them.
+    extra = {"intervals", "delta_square_sum" if probe == "feature_fourier" else "variance_square_sum"}
+    assert merged.keys() == reference.keys() | extra
     assert merged["layers"] == reference["layers"] == [s.name for s in classifier.residual_sums()]
     assert merged["num_images"] == 5
     key = "delta_log_amplitude" if probe == "feature_fourier" else "variance"

@@ -1,0 +1,497 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Confidence intervals of a run's headline numbers, and paired comparisons of models, from per-sample predictions.
+
+Everything here reads predictions (the parquet rows) only, so `vitrobust report` recomputes it for any run folder:
+
+- `headline_estimators(benchmark, kind, frame, clean, protocol)`: one `metrics.estimators.Estimator` per headline
+  (the names of results.json "summary"), plus the ECE of clean benchmarks that keep logits;
+- `benchmark_intervals`: their intervals (`UncertaintySettings`: level, resamples, proportion method, seed), each
+  with the caveats of its subset (first N of a stream) and of its units (samples treated as independent);
+- `compare_models`: for each pair of models and each shared headline, the difference over the samples both saw,
+  with its paired-bootstrap interval, McNemar's test for accuracies, and Holm's correction over the family.
+
+Seeds: each interval's seed is derived from the run's seed and the headline's name (`derived_seed`), so intervals
+do not depend on which others were computed, nor on the number of processes (they are computed once, on the merged
+predictions, whose units are sorted by key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from ..data import Benchmark
+from ..data.samples import clean_image_key
+from ..metrics import calibration_bins, imagenet_to_in9
+from ..metrics.estimators import (
+    Estimator,
+    accuracy_estimator,
+    aupr_estimator,
+    background_gap_estimator,
+    corruption_estimators,
+    derived_seed,
+    ece_estimator,
+    flip_rate_estimator,
+    paired_comparison,
+)
+from ..metrics.flip_rate import sequence_stability
+from ..metrics.intervals import (
+    DEFAULT_CONFIDENCE_LEVEL,
+    DEFAULT_NUM_RESAMPLES,
+    PROPORTION_METHODS,
+    check_confidence_level,
+    holm_adjust,
+    samples_needed,
+)
+from ..probes.spec import probe_of
+from .predictions import with_derived_columns
+from .protocols import CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
+
+#: The default target half-width of "samples needed", in the headline's own units (points for percentages).
+DEFAULT_TARGET_HALF_WIDTH = 1.0
+FIRST_N_NOTE = "first-N subset of the stream: the interval describes these images, not the benchmark"
+PREDICTION_COLUMNS = (
+    "sample_id",
+    "clean_sample_id",
+    "label",
+    "prediction",
+    "top5",
+    "subset_prediction",
+    "ood_score",
+    "corruption",
+    "severity",
+    "variant",
+    "perturbation",
+    "difficulty",
+    "is_ood",
+    "frame_top5",
+    "logits",
+)
+
+
+@dataclass(frozen=True)
+class UncertaintySettings:
+    """How intervals are computed: the confidence level, bootstrap resamples, the interval of proportions
+    ("wilson" or "clopper-pearson"), the seed the per-interval seeds derive from, and the target half-width of the
+    "samples needed" column."""
+
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
+    num_resamples: int = DEFAULT_NUM_RESAMPLES
+    proportion_method: str = "wilson"
+    seed: int = 0
+    target_half_width: float = DEFAULT_TARGET_HALF_WIDTH
+
+    def __post_init__(self) -> None:
+        check_confidence_level(self.confidence_level)
+        if (
+            isinstance(self.num_resamples, bool)
+            or not isinstance(self.num_resamples, int)
+            or self.num_resamples < 1
+        ):
+            raise ValueError(f"num_resamples must be a positive integer, got {self.num_resamples!r}.")
+        if self.proportion_method not in PROPORTION_METHODS:
+            raise ValueError(
+                f"proportion_method must be one of {list(PROPORTION_METHODS)}, got {self.proportion_method!r}."
+            )
+        if not self.target_half_width > 0:
+            raise ValueError(f"target_half_width must be > 0, got {self.target_half_width!r}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> UncertaintySettings:
+        fields = cls.__dataclass_fields__
+        return cls(**{key: value for key, value in (data or {}).items() if key in fields})
+
+
+def cluster_keys(frame: pd.DataFrame) -> np.ndarray | None:
+    """The clean image of each row (`data.samples.clean_image_key`), or None where some row has none: the
+    resampling unit of a multi-cell benchmark. Generated benchmarks name it in "clean_sample_id" (read as a
+    column). Released layouts derive it from the sample id: `clean_image_key` of each cell's first row gives the
+    cell's prefix (`<corruption>/<severity>/`), and every row of the cell must start with it (vectorised per cell)."""
+    if "clean_sample_id" in frame and frame["clean_sample_id"].notna().all():
+        return frame["clean_sample_id"].to_numpy().astype(str)
+    cell_columns = [
+        c for c in ("corruption", "severity", "perturbation", "difficulty", "variant") if c in frame
+    ]
+    ids = frame["sample_id"].astype(str).reset_index(drop=True)
+    cells = frame[cell_columns].reset_index(drop=True)
+    keys = pd.Series(index=ids.index, dtype=object)
+    groups = (
+        cells.groupby(cell_columns, dropna=False, sort=False).indices if cell_columns else {(): ids.index}
+    )
+    for rows in groups.values():
+        first = int(rows[0])
+        metadata = {  # NaN (a column null for this row) dropped; 3.0 (pandas' nullable ints) read as 3
+            c: int(v) if isinstance(v, float) and v.is_integer() else v
+            for c, v in cells.iloc[first].items()
+            if v is not None and v == v
+        }
+        key = clean_image_key(ids[first], metadata)
+        if key is None or not ids[first].endswith(key):
+            return None
+        prefix = ids[first][: len(ids[first]) - len(key)]
+        group = ids.iloc[rows]
+        if not group.str.startswith(prefix).all():
+            return None
+        rest = group.str.slice(len(prefix))
+        if rest.eq("").any() or rest.str.contains(r"(?:^|/)row-[^/]*$").any():
+            return None
+        keys.iloc[rows] = rest.to_numpy()
+    return keys.to_numpy().astype(str)
+
+
+def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["label"] >= 0]
+
+
+def _clean_estimators(
+    benchmark: Benchmark, frame: pd.DataFrame, protocol: Mapping[str, str]
+) -> dict[str, Estimator]:
+    labelled = _labelled(frame)
+    if labelled.empty:
+        return {}
+    labels = labelled["label"].to_numpy()
+    ids = labelled["sample_id"].to_numpy()
+    out: dict[str, Estimator] = {}
+    if benchmark.class_subset is not None:
+        chosen = protocol.get("class_mask", "hendrycks-200")
+        column = "subset_prediction" if chosen == "hendrycks-200" else "prediction"
+        correct = labelled[column].to_numpy() == labels
+        out[f"{benchmark.name} top-1 % ({chosen})"] = accuracy_estimator(correct, ids)
+        return out
+    out[f"{benchmark.name} top-1 %"] = accuracy_estimator(labelled["prediction"].to_numpy() == labels, ids)
+    logits = labelled.get("logits")
+    if logits is not None and not logits.isna().any():
+        stacked = np.stack(logits.to_numpy()).astype(np.float64)
+        if stacked.shape[1] > int(labels.max()):
+            shifted = stacked - stacked.max(axis=1, keepdims=True)
+            probabilities = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
+            confidence = probabilities.max(axis=1)
+            correct = probabilities.argmax(axis=1) == labels
+            out[f"{benchmark.name} ECE %"] = ece_estimator(confidence, correct, calibration_bins(confidence))
+    return out
+
+
+def _corruption_estimators(
+    benchmark: Benchmark, frame: pd.DataFrame, clean: pd.DataFrame | None, protocol: Mapping[str, str]
+) -> dict[str, Estimator]:
+    labelled = _labelled(frame)
+    if labelled.empty:
+        return {}
+    keys = cluster_keys(labelled)
+    clean_arguments: dict[str, Any] = {}
+    if clean is not None and keys is not None:
+        clean_rows = _labelled(clean)
+        clean_arguments = {
+            "clean_wrong": (clean_rows["prediction"].to_numpy() != clean_rows["label"].to_numpy()),
+            "clean_wrong_keys": clean_rows["sample_id"].to_numpy().astype(str),
+        }
+    estimators = corruption_estimators(
+        labelled["prediction"].to_numpy() != labelled["label"].to_numpy(),
+        labelled["corruption"].astype(str).to_list(),
+        labelled["severity"].to_numpy().astype(np.int64),
+        labelled["sample_id"].to_numpy(),
+        keys,
+        **clean_arguments,
+    )
+    name = benchmark.name
+    out = {}
+    if "mean_top1" in estimators:
+        out[f"{name} mean top-1 %"] = estimators["mean_top1"]
+    if name == "imagenet-c":
+        by_protocol = {"alexnet-15": "mce", "unnormalized-19": "unnormalized_mce_all"}
+        first = protocol.get("mce", "alexnet-15")
+        for chosen in (first, *(p for p in by_protocol if p != first)):
+            if by_protocol[chosen] in estimators:
+                out[f"{name} mCE % ({chosen})"] = estimators[by_protocol[chosen]]
+        if "relative_mce" in estimators:
+            out[f"{name} relative mCE %"] = estimators["relative_mce"]
+    if "severity5_top1" in estimators:
+        out[f"{name} severity-5 mean top-1 %"] = estimators["severity5_top1"]
+    return out
+
+
+def _perturbation_estimators(benchmark: Benchmark, frame: pd.DataFrame) -> dict[str, Estimator]:
+    difficulty = int(frame["difficulty"].fillna(1).astype(int).iloc[0]) if len(frame) else 1
+    flips = np.empty(len(frame))
+    names = frame["perturbation"].astype(str).to_numpy()
+    sequences = [np.asarray(list(top), dtype=np.int64) for top in frame["frame_top5"]]
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i, (name, sequence) in enumerate(zip(names, sequences, strict=True)):
+        groups.setdefault((name, len(sequence)), []).append(i)
+    for (name, _), members in groups.items():
+        flip, _ = sequence_stability(np.stack([sequences[i] for i in members]), name, difficulty)
+        flips[members] = flip
+    keys = cluster_keys(frame)
+    estimator = flip_rate_estimator(flips, names.tolist(), frame["sample_id"].to_numpy(), keys)
+    return {f"{benchmark.name} mFR unnormalised %": estimator}
+
+
+def _ood_estimators(benchmark: Benchmark, frame: pd.DataFrame) -> dict[str, Estimator]:
+    is_ood = frame["is_ood"].fillna(False).astype(bool).to_numpy()
+    if is_ood.all() or not is_ood.any():
+        return {}
+    return {f"{benchmark.name} AUPR %": aupr_estimator(frame["ood_score"].to_numpy(np.float64), is_ood)}
+
+
+def _background_estimators(benchmark: Benchmark, frame: pd.DataFrame) -> dict[str, Estimator]:
+    variants = frame["variant"].astype(str).to_numpy()
+    if not {"mixed_same", "mixed_rand"} <= set(variants.tolist()):
+        return {}
+    correct = imagenet_to_in9(frame["prediction"].to_numpy()) == frame["label"].to_numpy()
+    keys = cluster_keys(frame)
+    estimator = background_gap_estimator(correct, variants.tolist(), frame["sample_id"].to_numpy(), keys)
+    return {f"{benchmark.name} BG-gap (points)": estimator}
+
+
+def headline_estimators(
+    benchmark: Benchmark,
+    frame: pd.DataFrame,
+    clean: pd.DataFrame | None = None,
+    protocol: Mapping[str, str] | None = None,
+) -> dict[str, Estimator]:
+    """The estimators of a benchmark's headline numbers, named as in results.json "summary" (plus the relative
+    mCE, the severity-5 mean top-1 and the ECE where they exist), from its predictions."""
+    if frame.empty:
+        return {}
+    protocol = protocol or default_protocol(benchmark)
+    kind = benchmark.kind
+    if kind in {"clean", "masked"}:
+        return _clean_estimators(benchmark, frame, protocol)
+    if kind == "corruption":
+        return _corruption_estimators(benchmark, frame, clean, protocol)
+    if kind == "perturbation":
+        return _perturbation_estimators(benchmark, frame)
+    if kind == "ood":
+        return _ood_estimators(benchmark, frame)
+    if kind == "background":
+        return _background_estimators(benchmark, frame)
+    return {}
+
+
+def subset_note(subset: Mapping[str, Any] | None) -> str | None:
+    """The caveat of a benchmark's subset (results.json `benchmarks.<name>.subset`): first-N subsets only."""
+    if subset and subset.get("kind") == "first" and subset.get("limit") is not None:
+        return FIRST_N_NOTE
+    return None
+
+
+def intervals_of(
+    estimators: Mapping[str, Estimator], settings: UncertaintySettings, note: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each estimator's interval as a dict, with its "samples needed" for the target half-width."""
+    out = {}
+    for name, estimator in estimators.items():
+        interval = estimator.interval(
+            settings.confidence_level,
+            num_resamples=settings.num_resamples,
+            seed=derived_seed(settings.seed, name),
+            proportion_method=settings.proportion_method,
+        ).with_note(note)
+        out[name] = {
+            **interval.to_dict(),
+            "samples_needed": samples_needed(interval, settings.target_half_width),
+            "target_half_width": settings.target_half_width,
+        }
+    return out
+
+
+def benchmark_intervals(
+    benchmark: Benchmark,
+    frame: pd.DataFrame,
+    clean: pd.DataFrame | None,
+    protocol: Mapping[str, str] | None,
+    settings: UncertaintySettings,
+    subset: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The intervals of a benchmark's headline numbers (see `headline_estimators`), name -> `Interval` dict plus
+    "samples_needed"; a first-N subset's intervals say so in their note."""
+    return intervals_of(headline_estimators(benchmark, frame, clean, protocol), settings, subset_note(subset))
+
+
+# ------------------------------------------------------------------------------------------ from a run folder
+def read_predictions(path: Path) -> pd.DataFrame:
+    """A predictions parquet's columns the intervals read (not the metadata JSON)."""
+    names = pq.read_schema(path).names
+    if "clean_sample_id" not in names:  # written before the column existed: derived as that run made it
+        table = with_derived_columns(pq.read_table(path))
+        return table.select([c for c in PREDICTION_COLUMNS if c in table.schema.names]).to_pandas()
+    return pq.read_table(path, columns=[c for c in PREDICTION_COLUMNS if c in names]).to_pandas()
+
+
+def run_folder(result: Mapping[str, Any]) -> Path | None:
+    """The folder a loaded results.json came from (`results.load_results` records it as "_source")."""
+    source = result.get("_source")
+    return None if not source else Path(str(source)).parent
+
+
+def _protocol_of(result: Mapping[str, Any], name: str, benchmark: Benchmark) -> dict[str, str]:
+    record = ((result.get("benchmarks") or {}).get(name) or {}).get("protocol") or {}
+    protocol = default_protocol(benchmark)
+    choices = {"class_mask": CLASS_MASK_PROTOCOLS, "mce": MCE_PROTOCOLS}
+    for part in protocol_parts(benchmark):
+        if part in choices and isinstance(record.get(part), str) and record[part] in choices[part]:
+            protocol[part] = record[part]
+    return protocol
+
+
+def model_estimators(
+    result: Mapping[str, Any], key: str, folder: Path
+) -> dict[str, tuple[Estimator, str | None]]:
+    """Every headline estimator of model `key` of a run, from its predictions files: name -> (estimator, the
+    subset's note)."""
+    from ..data import BENCHMARKS
+
+    paths = (result.get("predictions") or {}).get(key) or {}
+    frames = {
+        name: read_predictions(folder / relative)
+        for name, relative in paths.items()
+        if (folder / relative).is_file()
+    }
+    out: dict[str, tuple[Estimator, str | None]] = {}
+    for name, frame in frames.items():
+        if name not in BENCHMARKS.names():
+            continue
+        benchmark = BENCHMARKS.get(name)
+        info = (result.get("benchmarks") or {}).get(name) or {}
+        clean = frames.get(benchmark.clean or "")
+        if clean is not None and info.get("generated"):
+            clean = clean[clean["sample_id"].isin(set(frame["clean_sample_id"].dropna()))]
+        note = subset_note(info.get("subset"))
+        for label, estimator in headline_estimators(
+            benchmark, frame, clean, _protocol_of(result, name, benchmark)
+        ).items():
+            out[label] = (estimator, note)
+    return out
+
+
+def run_settings(result: Mapping[str, Any]) -> UncertaintySettings:
+    """The uncertainty settings a run recorded (results.json "uncertainty"), its seed included."""
+    return UncertaintySettings.from_dict({**(result.get("uncertainty") or {}), "seed": result.get("seed", 0)})
+
+
+def recompute_intervals(
+    results: Sequence[dict[str, Any]], settings: UncertaintySettings | None = None
+) -> None:
+    """Recompute, in place, every run's "intervals" from its predictions files (a model without them keeps what
+    its run holds); `settings` default to each run's recorded ones. Given settings also recompute the probes'
+    per-point intervals at their level (`ProbeSpec.probe_intervals`, from the stored counts)."""
+    for result in results:
+        folder = run_folder(result)
+        if folder is None:
+            continue
+        chosen = settings or run_settings(result)
+        intervals = dict(result.get("intervals") or {})
+        for key in result.get("predictions") or {}:
+            estimators = model_estimators(result, key, folder)
+            if estimators:
+                intervals[key] = {
+                    label: intervals_of({label: estimator}, chosen, note)[label]
+                    for label, (estimator, note) in estimators.items()
+                }
+        result["intervals"] = intervals
+        result["uncertainty"] = chosen.to_dict()
+        if settings is not None:  # the probes' per-point intervals at the level asked for
+            for probes in (result.get("probes") or {}).values():
+                for name, probe in (probes or {}).items():
+                    spec = probe_of(name, probe) if isinstance(probe, Mapping) else None
+                    if spec is not None and "intervals" in probe:
+                        probe["intervals"] = spec.probe_intervals(probe, settings.confidence_level)
+
+
+# --------------------------------------------------------------------------------------------- comparisons
+def compare_models(
+    models: Mapping[str, Mapping[str, tuple[Estimator, str | None]]], settings: UncertaintySettings
+) -> dict[str, Any]:
+    """Every pair of models (in the given order, A before B) on every headline both have: A - B over the samples
+    both saw, its paired-bootstrap interval, the p-value (McNemar's exact test for accuracies, else the bootstrap's),
+    and whether the difference is resolved at the level after Holm's correction over all comparisons."""
+    rows: list[dict[str, Any]] = []
+    for a, b in combinations(list(models), 2):
+        for label in models[a]:
+            if label not in models[b]:
+                continue
+            (estimator_a, note), (estimator_b, _) = models[a][label], models[b][label]
+            try:
+                comparison = paired_comparison(
+                    estimator_a,
+                    estimator_b,
+                    settings.confidence_level,
+                    num_resamples=settings.num_resamples,
+                    seed=derived_seed(settings.seed, "compare", label),
+                )
+            except ValueError as error:
+                rows.append({"a": a, "b": b, "headline": label, "skipped": str(error)})
+                continue
+            difference = comparison.difference.with_note(note)
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "headline": label,
+                    **comparison.to_dict(),
+                    "difference": difference.to_dict(),
+                    "test": "McNemar exact" if comparison.mcnemar is not None else "paired bootstrap",
+                }
+            )
+    tested = [row for row in rows if "p_value" in row]
+    adjusted = holm_adjust([row["p_value"] for row in tested])
+    alpha = 1.0 - settings.confidence_level
+    for row, p in zip(tested, adjusted, strict=True):
+        row["p_holm"] = p
+        row["resolved"] = bool(p <= alpha)
+    return {
+        "confidence_level": settings.confidence_level,
+        "correction": "holm" if len(tested) > 1 else "none",
+        "num_comparisons": len(tested),
+        "rows": rows,
+    }
+
+
+def compare_runs(
+    results: Sequence[Mapping[str, Any]], settings: UncertaintySettings | None = None
+) -> dict[str, Any] | None:
+    """`compare_models` over every model of the given runs (merged: keys unique) that has predictions files;
+    None with fewer than two such models."""
+    models: dict[str, dict[str, tuple[Estimator, str | None]]] = {}
+    chosen = settings
+    for result in results:
+        folder = run_folder(result)
+        if folder is None:
+            continue
+        chosen = chosen or run_settings(result)
+        for key in result.get("predictions") or {}:
+            estimators = model_estimators(result, key, folder)
+            if estimators:
+                models[key] = estimators
+    if len(models) < 2 or chosen is None:
+        return None
+    return compare_models(models, chosen)
+
+
+__all__ = [
+    "DEFAULT_TARGET_HALF_WIDTH",
+    "FIRST_N_NOTE",
+    "UncertaintySettings",
+    "benchmark_intervals",
+    "cluster_keys",
+    "compare_models",
+    "compare_runs",
+    "headline_estimators",
+    "intervals_of",
+    "model_estimators",
+    "read_predictions",
+    "recompute_intervals",
+    "run_folder",
+    "run_settings",
+    "subset_note",
+]
