@@ -569,7 +569,7 @@ class Runner:
                 merged[spec.name] = {"skipped": "no images were selected", "benchmark": spec.benchmark}
                 continue
             partials = [load_tensors(store.path(i)) for i in range(len(chunks))]
-            value = json_safe(task.merge(partials))
+            value = json_safe(task.merge(partials, confidence_level=self.uncertainty.confidence_level))
             value.update({"benchmark": spec.benchmark, "params": json_safe(dict(spec.params))})
             merged[spec.name] = value
         # In the suite's order.

@@ -136,6 +136,38 @@ def test_report_of_two_runs_recomputes_from_predictions(two_model_run, tmp_path)
     assert "Holm's correction" in text
 
 
+def test_the_level_reaches_every_interval(tmp_path):
+    """--confidence-level applies to the benchmarks' intervals and to the probes' per-point ones alike."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "name": "level",
+                "seed": 1,
+                "benchmarks": {"imagenet-val": {"source": "builtin", "limit": 6}},
+                "probes": {
+                    "occlusion": {
+                        "benchmark": "imagenet-val",
+                        "num_images": 4,
+                        "params": {"ratios": [0.0, 0.5]},
+                    }
+                },
+            }
+        )
+    )
+    results = evaluate(
+        EvaluationConfig(
+            suite=str(suite), output=tmp_path / "run", progress=False, report=False, confidence_level=0.8
+        )
+    )
+    top1 = results["intervals"]["builtin_efficientnet_lite0"]["imagenet-val top-1 %"]
+    occlusion = results["probes"]["builtin_efficientnet_lite0"]["occlusion"]
+    assert top1["confidence_level"] == occlusion["intervals"]["confidence_level"] == 0.8
+    correct = round(occlusion["accuracy"][1] * occlusion["num_samples"])
+    reference = binomtest(correct, occlusion["num_samples"]).proportion_ci(0.8, method="wilson")
+    assert occlusion["intervals"]["accuracy"]["low"][1] == pytest.approx(reference.low, abs=1e-12)
+
+
 def test_bad_interval_settings_fail_before_work(tmp_path):
     for kwargs, word in (
         ({"confidence_level": 1.5}, "confidence_level"),
