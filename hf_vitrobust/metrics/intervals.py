@@ -270,6 +270,28 @@ def mean_bounds(
     return m - half, m + half
 
 
+def mean_interval_dicts(
+    means: Any, stds: Any, counts: Any, confidence_level: float, unit: str = "image"
+) -> list[dict[str, Any]]:
+    """One Student-t `Interval` dict per point of a curve of means (`mean_bounds`: s the sample standard deviation,
+    ddof 1, of the point's n records; low and high None for a point of one record), e.g. a PGD loss per step."""
+    low, high = mean_bounds(means, stds, counts, confidence_level)
+    return [
+        Interval(
+            estimate=float(mean),
+            low=float(lo) if np.isfinite(lo) else None,
+            high=float(hi) if np.isfinite(hi) else None,
+            confidence_level=confidence_level,
+            method="student-t",
+            num_samples=int(n),
+            unit=unit,
+        ).to_dict()
+        for mean, n, lo, hi in zip(
+            np.asarray(means, dtype=np.float64), np.asarray(counts), low, high, strict=True
+        )
+    ]
+
+
 # ------------------------------------------------------------------------------------------------------ bootstrap
 def bootstrap_weights(
     num_units: int | Sequence[int], num_resamples: int, rng: np.random.Generator
@@ -464,6 +486,7 @@ __all__ = [
     "holm_adjust",
     "mcnemar_test",
     "mean_bounds",
+    "mean_interval_dicts",
     "percentile_bounds",
     "proportion_bounds",
     "proportion_interval",

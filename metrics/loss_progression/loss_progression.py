@@ -8,9 +8,8 @@ import numpy as np
 
 from hf_vitrobust.metrics.intervals import (
     DEFAULT_NUM_RESAMPLES,
-    Interval,
     check_interval_options,
-    mean_bounds,
+    mean_interval_dicts,
 )
 from hf_vitrobust.metrics.loss_progression import loss_progression
 
@@ -42,24 +41,6 @@ _CITATION = """@inproceedings{paul2022vision,
   booktitle={Proceedings of the AAAI Conference on Artificial Intelligence},
   year={2022}
 }"""
-
-
-def _mean_intervals(means, stds, counts, level):
-    """One Student-t interval dict per point: mean -/+ t s / sqrt(n), s the sample standard deviation
-    (ddof 1) of its n records (low and high None for a point of one record)."""
-    low, high = mean_bounds(means, stds, counts, level)
-    return [
-        Interval(
-            estimate=float(mean),
-            low=float(lo) if np.isfinite(lo) else None,
-            high=float(hi) if np.isfinite(hi) else None,
-            confidence_level=level,
-            method="student-t",
-            num_samples=int(n),
-            unit="image",
-        ).to_dict()
-        for mean, n, lo, hi in zip(means, counts, low, high, strict=True)
-    ]
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -94,4 +75,4 @@ class LossProgression(evaluate.Metric):
         counts = np.asarray(result["counts"], dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):  # population -> sample standard deviation
             std = np.asarray(result["loss_std"]) * np.sqrt(counts / (counts - 1))
-        return {**result, "loss_mean_interval": _mean_intervals(result["loss_mean"], std, counts, level)}
+        return {**result, "loss_mean_interval": mean_interval_dicts(result["loss_mean"], std, counts, level)}

@@ -9,9 +9,8 @@ import numpy as np
 
 from hf_vitrobust.metrics.intervals import (
     DEFAULT_NUM_RESAMPLES,
-    Interval,
     check_interval_options,
-    mean_bounds,
+    mean_interval_dicts,
     proportion_interval_dicts,
 )
 from hf_vitrobust.metrics.occlusion_accuracy import occlusion_accuracy
@@ -48,24 +47,6 @@ _CITATION = """@inproceedings{paul2022vision,
   pages={2071--2081},
   year={2022}
 }"""
-
-
-def _mean_intervals(means, stds, counts, level):
-    """One Student-t interval dict per point: mean -/+ t s / sqrt(n), s the sample standard deviation
-    (ddof 1) of its n records (low and high None for a point of one record)."""
-    low, high = mean_bounds(means, stds, counts, level)
-    return [
-        Interval(
-            estimate=float(mean),
-            low=float(lo) if np.isfinite(lo) else None,
-            high=float(hi) if np.isfinite(hi) else None,
-            confidence_level=level,
-            method="student-t",
-            num_samples=int(n),
-            unit="image",
-        ).to_dict()
-        for mean, n, lo, hi in zip(means, counts, low, high, strict=True)
-    ]
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -111,5 +92,5 @@ class OcclusionAccuracy(evaluate.Metric):
         return {
             **result,
             "accuracy_interval": proportion_interval_dicts(hits, counts, level, interval_method),
-            "mean_confidence_interval": _mean_intervals(mean, std, counts, level),
+            "mean_confidence_interval": mean_interval_dicts(mean, std, counts, level),
         }
