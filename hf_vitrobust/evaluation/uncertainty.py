@@ -41,7 +41,7 @@ from ..metrics.estimators import (
     flip_rate_estimator,
     paired_comparison,
 )
-from ..metrics.flip_rate import sequence_stability
+from ..metrics.flip_rate import per_sequence_stability
 from ..metrics.intervals import (
     DEFAULT_CONFIDENCE_LEVEL,
     DEFAULT_NUM_RESAMPLES,
@@ -222,15 +222,9 @@ def _corruption_estimators(
 
 def _perturbation_estimators(benchmark: Benchmark, frame: pd.DataFrame) -> dict[str, Estimator]:
     difficulty = int(frame["difficulty"].fillna(1).astype(int).iloc[0]) if len(frame) else 1
-    flips = np.empty(len(frame))
     names = frame["perturbation"].astype(str).to_numpy()
     sequences = [np.asarray(list(top), dtype=np.int64) for top in frame["frame_top5"]]
-    groups: dict[tuple[str, int], list[int]] = {}
-    for i, (name, sequence) in enumerate(zip(names, sequences, strict=True)):
-        groups.setdefault((name, len(sequence)), []).append(i)
-    for (name, _), members in groups.items():
-        flip, _ = sequence_stability(np.stack([sequences[i] for i in members]), name, difficulty)
-        flips[members] = flip
+    flips, _ = per_sequence_stability(sequences, names.tolist(), difficulty)
     keys = cluster_keys(frame)
     estimator = flip_rate_estimator(flips, names.tolist(), frame["sample_id"].to_numpy(), keys)
     return {f"{benchmark.name} mFR unnormalised %": estimator}

@@ -63,6 +63,28 @@ def sequence_stability(
     return flips, distances
 
 
+def per_sequence_stability(
+    sequences: Sequence[Any], perturbations: Sequence[str], difficulty: int = 1
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each sequence's flip probability and T5D, in the given order (what `flip_rates` averages per perturbation),
+    batched per (perturbation, frame count): `sequences[i]` is a (frames, k) array of top-k class lists. The T5D is
+    None when some sequence has only top-1 predictions. The unit values of the mFR / mT5D bootstraps."""
+    arrays = [np.asarray(sequence, dtype=np.int64) for sequence in sequences]
+    flips = np.empty(len(arrays))
+    distances: np.ndarray | None = np.empty(len(arrays))
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i, (name, sequence) in enumerate(zip(perturbations, arrays, strict=True)):
+        groups.setdefault((str(name), len(sequence)), []).append(i)
+    for (name, _), members in groups.items():
+        flip, distance = sequence_stability(np.stack([arrays[i] for i in members]), name, difficulty)
+        flips[members] = flip
+        if distance is None:
+            distances = None
+        elif distances is not None:
+            distances[members] = distance
+    return flips, distances
+
+
 @dataclass(frozen=True)
 class FlipRateResult:
     """ImageNet-P stability at one difficulty. Flip probabilities are fractions; T5D is in rank units (0..15).

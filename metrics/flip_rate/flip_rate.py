@@ -8,7 +8,7 @@ import numpy as np
 
 from hf_vitrobust.metrics import flip_rates
 from hf_vitrobust.metrics.estimators import flip_rate_estimator
-from hf_vitrobust.metrics.flip_rate import sequence_stability
+from hf_vitrobust.metrics.flip_rate import per_sequence_stability
 from hf_vitrobust.metrics.intervals import DEFAULT_NUM_RESAMPLES, check_interval_options
 
 _DESCRIPTION = """Prediction stability on ImageNet-P (Hendrycks & Dietterich, ICLR 2019): flip probability and top-5
@@ -49,31 +49,12 @@ _CITATION = """@inproceedings{hendrycks2019benchmarking,
 }"""
 
 
-def _per_sequence(sequences, perturbations, difficulty):
-    """Each sequence's flip probability and T5D (None for top-1 input), as `flip_rates` averages them."""
-    flips = np.empty(len(sequences))
-    distances = np.empty(len(sequences))
-    groups = {}
-    for i, (name, sequence) in enumerate(zip(perturbations, sequences, strict=True)):
-        groups.setdefault((name, len(sequence)), []).append(i)
-    top5 = True
-    for (name, _), members in groups.items():
-        stacked = np.asarray([sequences[i] for i in members], dtype=np.int64)
-        flip, distance = sequence_stability(stacked, name, difficulty)
-        flips[members] = flip
-        if distance is None:
-            top5 = False
-        else:
-            distances[members] = distance
-    return flips, distances if top5 else None
-
-
 def _mean_intervals(result, sequences, perturbations, clean_keys, baselines, options):
     """The intervals of the means over the test perturbations, bootstrapped over clean images (or over
     sequences within their perturbation), in the value's units (fractions, rank units, percent of the
     baseline)."""
     names = [str(name) for name in perturbations]
-    flips, distances = _per_sequence(sequences, names, result["difficulty"])
+    flips, distances = per_sequence_stability(sequences, names, result["difficulty"])
     ids = np.arange(len(names))
     keys = None if clean_keys is None else [str(key) for key in clean_keys]
 
