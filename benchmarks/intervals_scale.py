@@ -98,7 +98,7 @@ def measure(name: str, benchmark: str, frame: pd.DataFrame, settings: Uncertaint
     start = time.perf_counter()
     estimators = headline_estimators(get_benchmark(benchmark), frame)
     built = time.perf_counter()
-    intervals = intervals_of(estimators, settings)
+    intervals = intervals_of({name: (estimator, None) for name, estimator in estimators.items()}, settings)
     done = time.perf_counter()
     record = {
         "case": name,

@@ -342,7 +342,7 @@ def _check_data(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from .evaluation.report import write_report
     from .evaluation.results import load_results, merge_results
-    from .evaluation.uncertainty import UncertaintySettings, compare_runs, recompute_intervals, run_settings
+    from .evaluation.uncertainty import UncertaintySettings, compare_models, recompute_intervals, run_settings
 
     try:
         runs = load_results([Path(d) for d in args.dirs])
@@ -355,9 +355,9 @@ def _report(args: argparse.Namespace) -> int:
                 given["proportion_method"] = given.pop("interval_method")
             settings = UncertaintySettings.from_dict({**base, **given})
         # Intervals and comparisons come from the predictions files, so they follow the settings given here.
-        recompute_intervals(merged, settings)
-        comparisons = compare_runs(merged, settings)
-        if comparisons is not None:
+        estimators = recompute_intervals(merged, settings)
+        if len(estimators) > 1:
+            comparisons = compare_models(estimators, settings or run_settings(merged[0]))
             for result in merged:
                 result.pop("comparisons", None)
             merged[0]["comparisons"] = comparisons

@@ -34,7 +34,6 @@ from tqdm.auto import tqdm
 from .. import __version__
 from ..constants import DEFAULT_MODEL, LABEL_SPACE_CLASSES
 from ..data import BENCHMARKS, Benchmark, SkipReport, Source, get_benchmark, load_benchmark
-from ..metrics.estimators import Estimator
 from ..metrics.intervals import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_NUM_RESAMPLES
 from ..models.classifier import Classifier, load_classifier
 from ..registry import did_you_mean
@@ -79,6 +78,7 @@ from .streams import (
 from .suite import SUBSETS, BenchmarkSpec, Suite, load_suite
 from .uncertainty import (
     DEFAULT_TARGET_HALF_WIDTH,
+    NotedEstimator,
     UncertaintySettings,
     compare_models,
     headline_estimators,
@@ -604,7 +604,7 @@ class Runner:
             "uncertainty": self.uncertainty.to_dict(),
             "intervals": {},
         }
-        estimators: dict[str, dict[str, tuple[Estimator, str | None]]] = {}
+        estimators: dict[str, dict[str, NotedEstimator]] = {}
         progress = RunProgress(
             self.work,
             self.group.rank,
@@ -673,10 +673,9 @@ class Runner:
                         self.benchmarks[name], frame, clean, protocol
                     ).items():
                         estimators.setdefault(entry.key, {})[label] = (estimator, note)
-                results["intervals"][entry.key] = {
-                    label: intervals_of({label: estimator}, self.uncertainty, note)[label]
-                    for label, (estimator, note) in estimators.get(entry.key, {}).items()
-                }
+                results["intervals"][entry.key] = intervals_of(
+                    estimators.get(entry.key, {}), self.uncertainty
+                )
             probe_started = time.perf_counter()
             probes = {}
             if self.suite.probes:

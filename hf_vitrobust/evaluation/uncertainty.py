@@ -279,12 +279,16 @@ def subset_note(subset: Mapping[str, Any] | None) -> str | None:
     return None
 
 
+#: A headline's estimator with the caveat its interval carries (a first-N subset's, or None).
+NotedEstimator = tuple[Estimator, "str | None"]
+
+
 def intervals_of(
-    estimators: Mapping[str, Estimator], settings: UncertaintySettings, note: str | None = None
+    estimators: Mapping[str, NotedEstimator], settings: UncertaintySettings
 ) -> dict[str, dict[str, Any]]:
-    """Each estimator's interval as a dict, with its "samples needed" for the target half-width."""
+    """Each estimator's interval as a dict, with its note and its "samples needed" for the target half-width."""
     out = {}
-    for name, estimator in estimators.items():
+    for name, (estimator, note) in estimators.items():
         interval = estimator.interval(
             settings.confidence_level,
             num_resamples=settings.num_resamples,
@@ -309,7 +313,9 @@ def benchmark_intervals(
 ) -> dict[str, dict[str, Any]]:
     """The intervals of a benchmark's headline numbers (see `headline_estimators`), name -> `Interval` dict plus
     "samples_needed"; a first-N subset's intervals say so in their note."""
-    return intervals_of(headline_estimators(benchmark, frame, clean, protocol), settings, subset_note(subset))
+    note = subset_note(subset)
+    estimators = headline_estimators(benchmark, frame, clean, protocol)
+    return intervals_of({name: (estimator, note) for name, estimator in estimators.items()}, settings)
 
 
 # ------------------------------------------------------------------------------------------ from a run folder
@@ -338,9 +344,7 @@ def _protocol_of(result: Mapping[str, Any], name: str, benchmark: Benchmark) -> 
     return protocol
 
 
-def model_estimators(
-    result: Mapping[str, Any], key: str, folder: Path
-) -> dict[str, tuple[Estimator, str | None]]:
+def model_estimators(result: Mapping[str, Any], key: str, folder: Path) -> dict[str, NotedEstimator]:
     """Every headline estimator of model `key` of a run, from its predictions files: name -> (estimator, the
     subset's note)."""
     from ..data import BENCHMARKS
@@ -351,7 +355,7 @@ def model_estimators(
         for name, relative in paths.items()
         if (folder / relative).is_file()
     }
-    out: dict[str, tuple[Estimator, str | None]] = {}
+    out: dict[str, NotedEstimator] = {}
     for name, frame in frames.items():
         if name not in BENCHMARKS.names():
             continue
@@ -375,10 +379,14 @@ def run_settings(result: Mapping[str, Any]) -> UncertaintySettings:
 
 def recompute_intervals(
     results: Sequence[dict[str, Any]], settings: UncertaintySettings | None = None
-) -> None:
+) -> dict[str, dict[str, NotedEstimator]]:
     """Recompute, in place, every run's "intervals" from its predictions files (a model without them keeps what
     its run holds); `settings` default to each run's recorded ones. Given settings also recompute the probes'
-    per-point intervals at their level (`ProbeSpec.probe_intervals`, from the stored counts)."""
+    per-point intervals at their level (`ProbeSpec.probe_intervals`, from the stored counts).
+
+    Returns the estimators built, model key -> headline -> (estimator, note), for `compare_models` (the keys of
+    merged runs are unique), so that the predictions are read once for both."""
+    built: dict[str, dict[str, NotedEstimator]] = {}
     for result in results:
         folder = run_folder(result)
         if folder is None:
@@ -388,10 +396,8 @@ def recompute_intervals(
         for key in result.get("predictions") or {}:
             estimators = model_estimators(result, key, folder)
             if estimators:
-                intervals[key] = {
-                    label: intervals_of({label: estimator}, chosen, note)[label]
-                    for label, (estimator, note) in estimators.items()
-                }
+                intervals[key] = intervals_of(estimators, chosen)
+                built[key] = estimators
         result["intervals"] = intervals
         result["uncertainty"] = chosen.to_dict()
         if settings is not None:  # the probes' per-point intervals at the level asked for
@@ -400,11 +406,12 @@ def recompute_intervals(
                     spec = probe_of(name, probe) if isinstance(probe, Mapping) else None
                     if spec is not None and "intervals" in probe:
                         probe["intervals"] = spec.probe_intervals(probe, settings.confidence_level)
+    return built
 
 
 # --------------------------------------------------------------------------------------------- comparisons
 def compare_models(
-    models: Mapping[str, Mapping[str, tuple[Estimator, str | None]]], settings: UncertaintySettings
+    models: Mapping[str, Mapping[str, NotedEstimator]], settings: UncertaintySettings
 ) -> dict[str, Any]:
     """Every pair of models (in the given order, A before B) on every headline both have: A - B over the samples
     both saw, its paired-bootstrap interval, the p-value (McNemar's exact test for accuracies, else the bootstrap's),
@@ -451,35 +458,14 @@ def compare_models(
     }
 
 
-def compare_runs(
-    results: Sequence[Mapping[str, Any]], settings: UncertaintySettings | None = None
-) -> dict[str, Any] | None:
-    """`compare_models` over every model of the given runs (merged: keys unique) that has predictions files;
-    None with fewer than two such models."""
-    models: dict[str, dict[str, tuple[Estimator, str | None]]] = {}
-    chosen = settings
-    for result in results:
-        folder = run_folder(result)
-        if folder is None:
-            continue
-        chosen = chosen or run_settings(result)
-        for key in result.get("predictions") or {}:
-            estimators = model_estimators(result, key, folder)
-            if estimators:
-                models[key] = estimators
-    if len(models) < 2 or chosen is None:
-        return None
-    return compare_models(models, chosen)
-
-
 __all__ = [
     "DEFAULT_TARGET_HALF_WIDTH",
     "FIRST_N_NOTE",
+    "NotedEstimator",
     "UncertaintySettings",
     "benchmark_intervals",
     "cluster_keys",
     "compare_models",
-    "compare_runs",
     "headline_estimators",
     "intervals_of",
     "model_estimators",
