@@ -33,7 +33,7 @@ from .intervals import (
     Interval,
     McNemarResult,
     bootstrap_p_value,
-    bootstrap_weights,
+    bootstrap_replicates,
     mcnemar_test,
     percentile_bounds,
     proportion_interval,
@@ -114,9 +114,7 @@ class Estimator:
         sizes = [size for size in self.strata_sizes if size]
         if not sizes:
             return Interval(None, None, None, float(confidence_level), "percentile bootstrap", 0, self.unit)
-        replicates = np.concatenate(
-            [self.values(w) for w in bootstrap_weights(sizes, num_resamples, np.random.default_rng(seed))]
-        )
+        replicates = bootstrap_replicates(self.values, sizes, num_resamples, seed)
         low, high = percentile_bounds(replicates, confidence_level)
         estimate = self.estimate
         return Interval(
@@ -273,12 +271,11 @@ def accuracy_estimator(correct: Sequence[bool] | np.ndarray, keys: Sequence[Any]
 
 
 # ---------------------------------------------------------------------------------------------------- ImageNet-C
-CORRUPTION_STATISTICS = ("mce", "unnormalized_mce_all", "relative_mce", "mean_top1", "severity5_top1")
 
 
-def _corruption_combine(name: str, clean_cell: bool) -> Callable[[np.ndarray, list[Hashable]], np.ndarray]:
-    """The statistic `name` of cell errors (b, cells) -> (b,), percent; cells are (corruption, severity) and, with
-    `clean_cell`, "clean" (the clean error of the same units), as `mce.corruption_error_from_cells` and
+def _corruption_combine(name: str) -> Callable[[np.ndarray, list[Hashable]], np.ndarray]:
+    """The statistic `name` of cell errors (b, cells) -> (b,), percent; cells are (corruption, severity) and, for
+    the relative mCE, "clean" (the clean error of the same units), as `mce.corruption_error_from_cells` and
     `evaluation.scoring.corruption_metrics` compute them."""
 
     def combine(errors: np.ndarray, cells: list[Hashable]) -> np.ndarray:
@@ -346,7 +343,7 @@ def corruption_estimators(
             continue  # CIFAR-C names outside ImageNet-C's table: no mCE
         if name == "mce" and not present_standard:
             continue
-        out[name] = _cell_estimator(table, _corruption_combine(name, False), "clean image", 1.0)
+        out[name] = _cell_estimator(table, _corruption_combine(name), "clean image", 1.0)
     if clean_keys is None or clean_wrong is None or clean_wrong_keys is None or not present_standard:
         return out
     if not names <= set(ALEXNET_CORRUPTION_ERRORS):
@@ -369,9 +366,7 @@ def corruption_estimators(
         clustered=True,
         num_samples=table.num_samples,
     )
-    out["relative_mce"] = _cell_estimator(
-        with_clean, _corruption_combine("relative_mce", True), "clean image", 1.0
-    )
+    out["relative_mce"] = _cell_estimator(with_clean, _corruption_combine("relative_mce"), "clean image", 1.0)
     return out
 
 
@@ -542,11 +537,8 @@ def paired_comparison(
     b_shared = b.restricted(shared, [s for _, _, s in shared_pairs])
     sizes = [size for size in a_shared.strata_sizes if size]
     difference = a_shared.estimate - b_shared.estimate
-    replicates = np.concatenate(
-        [
-            a_shared.values(w) - b_shared.values(w)
-            for w in bootstrap_weights(sizes, num_resamples, np.random.default_rng(seed))
-        ]
+    replicates = bootstrap_replicates(
+        lambda weights: a_shared.values(weights) - b_shared.values(weights), sizes, num_resamples, seed
     )
     low, high = percentile_bounds(replicates, confidence_level)
     mcnemar = None
@@ -572,7 +564,6 @@ def paired_comparison(
 
 
 __all__ = [
-    "CORRUPTION_STATISTICS",
     "INDEPENDENT_NOTE",
     "CellTable",
     "Comparison",
