@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from ..data import Benchmark
 from ..data.samples import clean_image_key
 from ..metrics import calibration_bins, imagenet_to_in9
+from ..metrics.calibration import softmax
 from ..metrics.estimators import (
     Estimator,
     accuracy_estimator,
@@ -173,8 +174,7 @@ def _clean_estimators(
     if logits is not None and not logits.isna().any():
         stacked = np.stack(logits.to_numpy()).astype(np.float64)
         if stacked.shape[1] > int(labels.max()):
-            shifted = stacked - stacked.max(axis=1, keepdims=True)
-            probabilities = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
+            probabilities = softmax(stacked)  # as calibration_metrics(from_logits=True) computes them
             confidence = probabilities.max(axis=1)
             correct = probabilities.argmax(axis=1) == labels
             out[f"{benchmark.name} ECE %"] = ece_estimator(confidence, correct, calibration_bins(confidence))
