@@ -52,7 +52,7 @@ from .results import (
     summary_table,
     utc_now,
 )
-from .scoring import benchmark_metrics, headline
+from .scoring import benchmark_metrics, clean_of_generated, headline
 from .store import (
     ChunkStore,
     load_tensors,
@@ -659,11 +659,11 @@ class Runner:
                 timing[name] = time.perf_counter() - begin
             if self.group.is_main:
                 for name, frame in frames.items():
-                    clean = frames.get(self.benchmarks[name].clean or "")
-                    if clean is not None and plans[name].generated is not None:
-                        # Generated corruptions of a subset (--limit): the clean error of the same images.
-                        used = set(frame["clean_sample_id"])
-                        clean = clean[clean["sample_id"].isin(used)]
+                    clean = clean_of_generated(
+                        frame,
+                        frames.get(self.benchmarks[name].clean or ""),
+                        plans[name].generated is not None,
+                    )
                     protocol = self.protocols[name]
                     computed = benchmark_metrics(self.benchmarks[name], frame, clean, protocol)
                     metrics[name] = json_safe(computed)

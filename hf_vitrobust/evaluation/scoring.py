@@ -42,6 +42,16 @@ def _all_class_accuracy(labelled: pd.DataFrame, labels: np.ndarray) -> dict[str,
     }
 
 
+def clean_of_generated(
+    frame: pd.DataFrame, clean: pd.DataFrame | None, generated: bool
+) -> pd.DataFrame | None:
+    """The clean predictions a generated benchmark's relative mCE compares with: those of the clean images its
+    samples were made of (a subset under --limit), else `clean` as it is."""
+    if clean is None or not generated:
+        return clean
+    return clean[clean["sample_id"].isin(set(frame["clean_sample_id"].dropna()))]
+
+
 def classification_metrics(
     benchmark: Benchmark, frame: pd.DataFrame, protocol: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -256,6 +266,7 @@ __all__ = [
     "benchmark_metrics",
     "classification_metrics",
     "clean_headline",
+    "clean_of_generated",
     "corruption_headline",
     "corruption_metrics",
     "headline",

@@ -54,6 +54,7 @@ from ..metrics.intervals import (
 from ..probes.spec import probe_of
 from .predictions import with_derived_columns
 from .protocols import CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
+from .scoring import clean_of_generated
 
 #: The default target half-width of "samples needed", in the headline's own units (points for percentages).
 DEFAULT_TARGET_HALF_WIDTH = 1.0
@@ -361,9 +362,7 @@ def model_estimators(result: Mapping[str, Any], key: str, folder: Path) -> dict[
             continue
         benchmark = BENCHMARKS.get(name)
         info = (result.get("benchmarks") or {}).get(name) or {}
-        clean = frames.get(benchmark.clean or "")
-        if clean is not None and info.get("generated"):
-            clean = clean[clean["sample_id"].isin(set(frame["clean_sample_id"].dropna()))]
+        clean = clean_of_generated(frame, frames.get(benchmark.clean or ""), bool(info.get("generated")))
         note = subset_note(info.get("subset"))
         for label, estimator in headline_estimators(
             benchmark, frame, clean, _protocol_of(result, name, benchmark)
