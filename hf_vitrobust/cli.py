@@ -10,6 +10,9 @@
                        [--target-half-width H]
     vitrobust report DIR [DIR ...] [--output DIR] [--confidence-level ...] (intervals and model comparisons
                        recomputed from the predictions files)
+    vitrobust reproduce paul-chen|park-kim [--pair VIT_KEY/CNN_KEY] [--vit SPEC] [--cnn SPEC] [--data B=S]...
+                       [--offline | --stand-in SPEC] [--plan] [--output DIR] [--limit N] ... (the published numbers
+                       beside ours, and the paper's findings checked on the pair)
     vitrobust check-data BENCHMARK [SOURCE] [--rows N] [--split S] [--corruption NAME]... [--severity N]...
     vitrobust train [--model PRESET|SPEC] [--dataset digits|HUB_ID|PATH] [--epochs N] [--sam] ... [--output-dir DIR]
     vitrobust push [--checkpoint DIR] [--results DIR]... REPO [--dry-run --output STAGE]
@@ -369,6 +372,54 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from .evaluation.reproduce import pair_names, plan_reproduction, run_reproduction
+    from .evaluation.reproduction_report import verdict_sentence
+    from .evaluation.runner import EvaluationError
+
+    if args.list_pairs:
+        print("\n".join(pair_names(args.paper)))
+        return 0
+    try:
+        plan = plan_reproduction(
+            args.paper,
+            args.pair,
+            vit=args.vit,
+            cnn=args.cnn,
+            stand_in=args.stand_in,
+            data=_parse_data(args.data),
+            offline=args.offline,
+        )
+    except ValueError as err:
+        raise CLIError(str(err)) from err
+    if args.plan:
+        print(plan.describe())
+        return 0
+    options = {
+        "limit": args.limit,
+        "subset": args.subset,
+        "batch_size": args.batch_size,
+        "precision": args.precision,
+        "num_workers": args.num_workers,
+        "resume": args.resume,
+        "seed": args.seed,
+        "device": args.device,
+        "progress": not args.quiet,
+        **_uncertainty_kwargs(args),
+    }
+    try:
+        record = run_reproduction(plan, args.output, **options)
+    except (EvaluationError, ValueError) as err:
+        raise CLIError(str(err)) from err
+    if not args.quiet:
+        print(verdict_sentence(record["published"]))
+        for group in record["findings"]:
+            verdicts = ", ".join(f"{c['claim']}: {c['verdict']}" for c in group["checks"])
+            print(f"findings on {group['pair']}: {verdicts}")
+        print(f"report: {Path(args.output) / 'report.md'} and {Path(args.output) / 'reproduction.json'}")
+    return 0
+
+
 def _add_config_arguments(parser: argparse.ArgumentParser, config_class: type) -> None:
     """One --flag per field of a config dataclass (as transformers' HfArgumentParser): bools become on/off
     switches, None defaults take the type of the annotation; dict fields are Python-API only."""
@@ -663,6 +714,62 @@ def build_parser() -> argparse.ArgumentParser:
         report, "default: each run's own settings; recomputed from the predictions files"
     )
     report.set_defaults(handler=_report)
+
+    reproduce = subparsers.add_parser(
+        "reproduce",
+        help="run a paper's suite on one of its model pairs and put the published numbers beside ours",
+        description=(
+            "Run the paper's suite (paul-chen: `paper`; park-kim: `mechanisms`) on a model pair with the checkpoint and "
+            "protocol of each published number (hf_vitrobust/assets/published/published.csv), one run per checkpoint "
+            "under DIR/legs/, and write DIR/report.md, report.html and reproduction.json: every published number beside "
+            "ours with its interval and a verdict (equal, within the interval, outside it, not comparable and why), and "
+            "the paper's findings checked on the pair with paired intervals."
+        ),
+    )
+    reproduce.add_argument("paper", choices=["paul-chen", "park-kim"], help="whose published numbers")
+    reproduce.add_argument(
+        "--pair",
+        help="VIT_KEY/CNN_KEY: a named pair of the paper's suite (--list-pairs), or any two model keys of the "
+        "published table with --vit and --cnn (default: vit-l16/bit-m-r101x3 for paul-chen, deit-s/resnet-50 for "
+        "park-kim)",
+    )
+    reproduce.add_argument("--vit", metavar="SPEC", help="the ViT's spec, over the pair's")
+    reproduce.add_argument("--cnn", metavar="SPEC", help="the CNN's spec, over the pair's")
+    reproduce.add_argument(
+        "--stand-in",
+        metavar="SPEC",
+        help="run this model in place of every checkpoint (every published number is then not comparable)",
+    )
+    reproduce.add_argument(
+        "--offline",
+        action="store_true",
+        help="the offline default: the builtin model stands in for both models, on the bundled photos (ImageNet-C/-P "
+        "generated from them); benchmarks without an offline copy are left out and say so",
+    )
+    reproduce.add_argument(
+        "--data",
+        action="append",
+        metavar="BENCHMARK=SOURCE",
+        help="where a benchmark's data comes from, as for evaluate (repeatable)",
+    )
+    reproduce.add_argument("--plan", action="store_true", help="print the runs it would make, and stop")
+    reproduce.add_argument(
+        "--list-pairs", action="store_true", help="print the paper's named pairs, and stop"
+    )
+    reproduce.add_argument(
+        "--output", default="vitrobust-reproduction", help="folder (default: vitrobust-reproduction)"
+    )
+    reproduce.add_argument("--limit", type=int, help="at most this many images per benchmark (a dry run)")
+    reproduce.add_argument("--subset", choices=["first", "random"], help="which images --limit keeps")
+    reproduce.add_argument("--batch-size", type=int, help="images per forward pass (default: the suite's)")
+    reproduce.add_argument("--precision", default="fp32", help="fp32 (default), bf16 or fp16")
+    reproduce.add_argument("--num-workers", type=int, default=0, help="DataLoader workers (default: 0)")
+    reproduce.add_argument("--device", help="torch device of a single process (default: cuda if available)")
+    reproduce.add_argument("--seed", type=int, help="seed of every random choice (default: the suite's)")
+    reproduce.add_argument("--resume", action="store_true", help="continue each run where it stopped")
+    _add_uncertainty_arguments(reproduce, "the intervals of ours, of the comparisons and of the findings")
+    reproduce.add_argument("--quiet", action="store_true", help="no progress bars or summary")
+    reproduce.set_defaults(handler=_reproduce)
 
     check = subparsers.add_parser(
         "check-data",

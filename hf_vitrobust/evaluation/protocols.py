@@ -17,6 +17,9 @@ the sources). A benchmark's protocol has up to four parts:
     of Paul & Chen's TF notebooks (ImageNet-A/R/O at 384 pixels for vit_jax, 224 for BiT-M).
   - "resize256-crop224": the Hendrycks scripts' transform whatever the model (shorter side 256 bilinear, centre
     crop 224), for models that run at 224.
+  - "squash-224": a plain resize to 224 x 224 (aspect ratio not kept), no crop, fed at 224 whatever the model's own
+    size: Paul & Chen's BiT-M notebooks (TF-Hub models, `tf.image.resize(image, (224, 224))`), for models that run
+    at 224. For a 224-pixel model it is "native-resize".
 - class_mask (ImageNet-A, ImageNet-R): which argmax makes the headline top-1; both are always reported.
   - "hendrycks-200": the argmax over the set's 200 classes (natural-adv-examples eval.py `indices_in_1k`,
     imagenet-r eval.py `imagenet_r_mask`; timm's `--valid-labels`).
@@ -54,6 +57,7 @@ PREPROCESSING_PROTOCOLS: dict[str, str] = {
     "as-released": "no resize: the centre crop to the release's size, fed at that size",
     "native-resize": "a plain resize to the model's input size (aspect ratio not kept), no crop",
     "resize256-crop224": "shorter side to 256 (bilinear), centre crop 224, fed at 224 (the Hendrycks scripts)",
+    "squash-224": "a plain resize to 224x224 (aspect ratio not kept), fed at 224 (Paul & Chen's BiT-M notebooks)",
 }
 CLASS_MASK_PROTOCOLS: dict[str, str] = {
     "hendrycks-200": "argmax over the benchmark's 200 classes (natural-adv-examples / imagenet-r eval.py)",
@@ -195,8 +199,8 @@ def _native_resize(preprocessing: Preprocessing) -> Preprocessing:
 
 def model_input(benchmark: Benchmark, preprocessing: str, classifier: Classifier) -> ModelInput:
     """The preprocessing protocol `preprocessing` applied to `classifier` for `benchmark` (see the module
-    docstring). Raises ValueError before any work when the model cannot run under it ("resize256-crop224" for a
-    model that does not run at 224 pixels); "as-released" falls back to "native-resize" for such a model."""
+    docstring). Raises ValueError before any work when the model cannot run under it ("resize256-crop224" or
+    "squash-224" for a model that does not run at 224 pixels); "as-released" falls back to "native-resize" for such a model."""
     own = classifier.preprocessing
 
     def made(chosen: Preprocessing, applied: str, note: str | None = None) -> ModelInput:
@@ -207,20 +211,26 @@ def model_input(benchmark: Benchmark, preprocessing: str, classifier: Classifier
         return made(own, "model-native")
     if preprocessing == "native-resize":
         return made(_native_resize(own), "native-resize")
-    if preprocessing == "resize256-crop224":
-        crop = Preprocessing(
-            input_size=_REFERENCE_CROP,
-            resize_size=_REFERENCE_RESIZE,
-            interpolation="bilinear",
-            mean=own.mean,
-            std=own.std,
-        )
-        if not classifier.accepts_input_size(crop.input_size):
+    if preprocessing in ("resize256-crop224", "squash-224"):
+        if preprocessing == "resize256-crop224":
+            chosen = Preprocessing(
+                input_size=_REFERENCE_CROP,
+                resize_size=_REFERENCE_RESIZE,
+                interpolation="bilinear",
+                mean=own.mean,
+                std=own.std,
+            )
+        else:
+            side = (_REFERENCE_CROP, _REFERENCE_CROP)
+            chosen = Preprocessing(
+                input_size=side, resize_size=side, interpolation=own.interpolation, mean=own.mean, std=own.std
+            )
+        if not classifier.accepts_input_size(chosen.input_size):
             raise ValueError(
-                f"{classifier.name} does not run at 224x224 pixels, which resize256-crop224 feeds it; use "
+                f"{classifier.name} does not run at 224x224 pixels, which {preprocessing} feeds it; use "
                 "model-native or native-resize for this model."
             )
-        return made(crop, "resize256-crop224")
+        return made(chosen, preprocessing)
     if preprocessing != "as-released":
         raise ValueError(
             f"Unknown preprocessing protocol {preprocessing!r}; known: {', '.join(PREPROCESSING_PROTOCOLS)}."

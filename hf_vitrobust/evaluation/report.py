@@ -4,7 +4,9 @@
 Models of every run are shown side by side, one column per model: a summary table, the data sources (generated vs
 released), one table per benchmark (clean accuracy and calibration, ImageNet-C mCE and Paul & Chen's severity-5
 numbers, ImageNet-P flip rates, ImageNet-A/R/O, ImageNet-9) and the probes' headline numbers, with the figures of
-`figures.py`. Units are stated in every row label; percentages carry two decimals.
+`figures.py`; where the runs hold models the papers published numbers for, or a pair of a paper's comparison, the
+published numbers beside ours and the papers' findings checked on the pair (`reproduction_report`). Units are
+stated in every row label; percentages carry two decimals.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .report_blocks import (
     model_table,
     named_value_table,
 )
+from .reproduction_report import REPRODUCTION_KEY, reproduction_blocks, reproduction_summary
 from .results import (
     ModelView,
     benchmark_names,
@@ -341,6 +344,7 @@ def build_document(results: Sequence[Mapping[str, Any]], figures: Mapping[str, s
     blocks += _summary(views, benchmarks, probes)
     blocks += interval_blocks(merged, views)
     blocks += comparison_blocks(merged, views)
+    blocks += reproduction_blocks(merged[0].get(REPRODUCTION_KEY) or reproduction_summary(merged))
     blocks += _data_sources(merged)
     blocks += _protocols(merged)
     blocks += _models(views, merged)
@@ -448,6 +452,8 @@ def write_report(results: Mapping[str, Any] | Sequence[Mapping[str, Any]], out_d
     Returns {"figures": name -> relative path, "markdown": Path, "html": Path}. Schema problems raise ValueError
     before anything is written."""
     merged = merge_results([results] if isinstance(results, Mapping) else results)
+    if REPRODUCTION_KEY not in merged[0]:  # computed once for both renderings (it reads the predictions)
+        merged[0][REPRODUCTION_KEY] = reproduction_summary(merged)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = write_figures(merged, out_dir)

@@ -25,7 +25,9 @@ refuses to continue them. Top-level keys:
 - intervals: {model key: {headline: `metrics.intervals.Interval` dict + samples_needed}} (`evaluation.uncertainty`;
   absent in runs written before it: `vitrobust report` recomputes them from the predictions files); uncertainty:
   the settings they ran with; comparisons (runs of several models): every pair's paired differences, Holm-corrected;
-  benchmarks.<name>.subset: {kind: "first" | "random" | "all", limit, seed, per_cell}.
+  benchmarks.<name>.subset: {kind: "first" | "random" | "all", limit, seed, per_cell};
+- reproduction (runs made by `vitrobust reproduce`): {paper, pair, leg, models: {model key: [{role, model_key,
+  stand_in, why}]}}, the paper models each model stands for (`evaluation.reproduction`, `evaluation.findings`).
 """
 
 from __future__ import annotations

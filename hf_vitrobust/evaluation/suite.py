@@ -460,11 +460,23 @@ def _plain(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model_pairs(pairs: Any, where: str) -> tuple[dict[str, str], ...]:
+    """The suite's model pairs: mappings of strings (vit, cnn, note, and an optional name VIT_KEY/CNN_KEY, the
+    models' keys in the published-numbers table, unique in the suite)."""
     if not isinstance(pairs, list | tuple) or not all(
         isinstance(pair, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in pair.items())
         for pair in pairs
     ):
-        raise ValueError(f"{where}: 'model_pairs' must be a list of mappings of strings (vit, cnn, note).")
+        raise ValueError(
+            f"{where}: 'model_pairs' must be a list of mappings of strings (vit, cnn, note, name)."
+        )
+    names = [pair["name"] for pair in pairs if "name" in pair]
+    for name in names:
+        keys = name.split("/")
+        if len(keys) != 2 or not all(key and key == key.strip() for key in keys):
+            raise ValueError(f"{where}: model_pairs: a pair's name is VIT_KEY/CNN_KEY, got {name!r}.")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{where}: model_pairs: the pair name(s) {repeated} are given more than once.")
     return tuple(dict(pair) for pair in pairs)
 
 

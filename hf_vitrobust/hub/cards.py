@@ -558,6 +558,7 @@ def render_model_card(
         for r in results
         for name, info in (r.get("benchmarks") or {}).items()
     )
+    reproduction = _reproduction_section(results)
     citations = [_CITATIONS["paul2022"], _CITATIONS["park2022"]]
     if uses_c_or_p:
         citations.append(_CITATIONS["hendrycks2019"])
@@ -577,12 +578,51 @@ def render_model_card(
         if summary and (summary.get("recipe") or summary.get("history"))
         else None,
         runs=_results_sections(results, names, _pushed_specs(own_specs, repo_id)),
+        reproduction=reproduction,
         limitations=_limitations(summary, results),
         citations=citations,
         version=(summary or {}).get("hf_vitrobust_version") or __version__,
         packages=_packages(summary),
     )
     return card if not predictions_repo else _link_predictions(card, predictions_repo)
+
+
+def _reproduction_section(results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The card's "Published vs ours" and "Findings" tables (`evaluation.reproduction_report`, the report's
+    sections): None when the runs match no published number and hold no pair of a paper's comparison."""
+    from ..evaluation.reproduction_report import (
+        FINDINGS_HEADERS,
+        PUBLISHED_HEADERS,
+        findings_table,
+        published_table,
+        reproduction_summary,
+        verdict_sentence,
+    )
+    from ..evaluation.results import merge_results
+
+    if not results:
+        return None
+    summary = reproduction_summary(merge_results(results))
+    if not summary["published"] and not summary["findings"]:
+        return None
+
+    def cells(rows: list[list[str]]) -> list[list[str]]:
+        return [[cell.replace("|", "\\|").replace("\n", " ") for cell in row] for row in rows]
+
+    return {
+        "level": f"{100 * summary['confidence_level']:g} %",
+        "sentence": verdict_sentence(summary["published"]) if summary["published"] else None,
+        "published_headers": PUBLISHED_HEADERS,
+        "published": cells(published_table(summary["published"])),
+        "findings_headers": FINDINGS_HEADERS,
+        "findings": [
+            {
+                "title": f"{group['paper']}, pair {group['pair']}",
+                "rows": cells(findings_table(group["checks"])),
+            }
+            for group in summary["findings"]
+        ],
+    }
 
 
 def _link_predictions(card: str, predictions_repo: str) -> str:

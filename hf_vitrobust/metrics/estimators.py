@@ -270,6 +270,40 @@ def accuracy_estimator(correct: Sequence[bool] | np.ndarray, keys: Sequence[Any]
     )
 
 
+def mean_estimator(
+    values: Sequence[float] | np.ndarray,
+    keys: Sequence[Any] | None = None,
+    *,
+    unit: str = "image",
+    scale: float = 1.0,
+) -> Estimator:
+    """The mean of one value per unit (a probe's per-image number: an accuracy averaged over masking ratios, a
+    feature statistic), bootstrapped over the units; `scale` multiplies it (100 for a mean of 0/1 in percent).
+    Units whose value is not finite are left out."""
+    values = np.asarray(values, dtype=np.float64)
+    keys_array = np.asarray(np.arange(len(values)) if keys is None else keys).astype(str)
+    if keys_array.shape != values.shape:
+        raise ValueError(f"mean_estimator: {len(keys_array)} keys for {len(values)} values.")
+    if len(np.unique(keys_array)) != len(keys_array):
+        raise ValueError("mean_estimator: unit keys must be unique.")
+    kept = np.isfinite(values)
+    order = np.argsort(keys_array[kept], kind="stable")
+
+    def statistic(data: Mapping[str, np.ndarray], weights: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (weights @ data["value"]) / weights.sum(axis=1)
+
+    return Estimator(
+        keys=keys_array[kept][order],
+        strata=np.zeros(int(kept.sum()), dtype=np.int64),
+        data={"value": values[kept][order]},
+        statistic=statistic,
+        unit=unit,
+        num_samples=int(kept.sum()),
+        scale=scale,
+    )
+
+
 # ---------------------------------------------------------------------------------------------------- ImageNet-C
 
 
@@ -442,18 +476,24 @@ def weighted_average_precision(scores: np.ndarray, positive: np.ndarray, weights
     return (steps * precision).sum(axis=1)
 
 
-def aupr_estimator(scores: Sequence[float] | np.ndarray, is_ood: Sequence[bool] | np.ndarray) -> Estimator:
+def aupr_estimator(
+    scores: Sequence[float] | np.ndarray,
+    is_ood: Sequence[bool] | np.ndarray,
+    keys: Sequence[Any] | None = None,
+) -> Estimator:
     """ImageNet-O's AUPR in percent (OOD positive; `ood.ood_detection_metrics`), with a stratified bootstrap: OOD
-    and in-distribution images resampled separately, so every resample keeps both halves' sizes."""
+    and in-distribution images resampled separately, so every resample keeps both halves' sizes. `keys` (the
+    sample ids) name the units, so that two models' estimators pair image by image; by default their positions."""
     scores = np.asarray(scores, dtype=np.float64)
     positive = np.asarray(is_ood, dtype=bool)
     order = np.lexsort((np.arange(len(scores)), ~positive))  # OOD first (stratum 0), then in-distribution
+    names = order.astype(str) if keys is None else np.asarray(keys).astype(str)[order]
 
     def statistic(data: Mapping[str, np.ndarray], weights: np.ndarray) -> np.ndarray:
         return weighted_average_precision(data["scores"], data["is_ood"], weights)
 
     return Estimator(
-        keys=np.char.add(np.where(positive[order], "ood/", "id/"), order.astype(str)),
+        keys=np.char.add(np.where(positive[order], "ood/", "id/"), names),
         strata=(~positive[order]).astype(np.int64),
         stratum_labels=("ood", "id"),
         data={"scores": scores[order], "is_ood": positive[order]},
@@ -576,6 +616,7 @@ __all__ = [
     "derived_seed",
     "ece_estimator",
     "flip_rate_estimator",
+    "mean_estimator",
     "paired_comparison",
     "weighted_average_precision",
 ]

@@ -253,7 +253,11 @@ class Classifier(nn.Module):
                 f"{self.name} does not run at {preprocessing.input_size[0]}x{preprocessing.input_size[1]} pixels "
                 f"(its input size is {self.input_size[0]}x{self.input_size[1]})."
             )
-        return Classifier(self.module, preprocessing, id2label=self.id2label, name=self.name, spec=self.spec)
+        view = Classifier(self.module, preprocessing, id2label=self.id2label, name=self.name, spec=self.spec)
+        view.training = (
+            self.training
+        )  # a new nn.Module starts in training mode; the view keeps this one's mode
+        return view
 
     def _normalize_unchecked(self, pixels: torch.Tensor) -> torch.Tensor:
         return ((pixels - self.mean) / self.std).to(self.dtype)

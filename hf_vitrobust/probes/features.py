@@ -59,11 +59,16 @@ from .display import (
     number,
 )
 from .spec import (
+    PER_IMAGE,
     ProbeFigure,
+    ProbeFinding,
     ProbeNotApplicable,
     ProbeSpec,
     interval_entry,
     mean_curve,
+    merged_per_image,
+    per_image_of,
+    per_image_record,
     register_probe,
     same_setting,
     sample_std,
@@ -299,7 +304,7 @@ def log_amplitude_sums(
 
     Sums over disjoint sets of images add up, so a probe split into chunks can be merged exactly with
     `feature_fourier_result` (given the same `frequency_bins`)."""
-    sums, _, shapes = log_amplitude_moments(classifier, pixels, layers, batch_size, frequency_bins)
+    sums, _, shapes, _ = log_amplitude_moments(classifier, pixels, layers, batch_size, frequency_bins)
     return sums, shapes
 
 
@@ -309,15 +314,17 @@ def log_amplitude_moments(
     layers: Sequence[str] | str | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     frequency_bins: str = NYQUIST_BINS,
-) -> tuple[dict[str, torch.Tensor], dict[str, float], dict[str, list[int]]]:
+) -> tuple[dict[str, torch.Tensor], dict[str, float], dict[str, list[int]], torch.Tensor]:
     """`log_amplitude_sums` and, per layer, the sum over the images of the square of each image's Δ log amplitude
-    (its diagonal's last value minus its first; NaN for a one-point diagonal): (sums, delta square sums, shapes),
-    what the Student-t interval of `delta_log_amplitude` over images needs."""
+    (its diagonal's last value minus its first; NaN for a one-point diagonal): (sums, delta square sums, shapes,
+    deltas), what the Student-t interval of `delta_log_amplitude` over images needs; `deltas` (images, layers),
+    float64 on the CPU, holds every image's Δ log amplitude at every layer, for paired comparisons of models."""
     check_frequency_bins(frequency_bins)
     layers = _check_layers(layers)
     sums: dict[str, torch.Tensor] = {}
     squares: dict[str, torch.Tensor] = {}
     shapes: dict[str, list[int]] = {}
+    deltas: dict[str, list[torch.Tensor]] = {}
     for _, maps in _feature_batches(classifier, pixels, layers, batch_size):
         for name, value in maps.items():
             diagonal = log_amplitude_diagonal(value, frequency_bins)
@@ -327,10 +334,13 @@ def log_amplitude_moments(
                 delta = (diagonal[:, -1] - diagonal[:, 0]).double()
                 batch_squares = (delta * delta).sum()
             else:
+                delta = torch.full((len(diagonal),), math.nan, dtype=torch.float64, device=diagonal.device)
                 batch_squares = torch.tensor(math.nan, dtype=torch.float64, device=diagonal.device)
             squares[name] = squares[name] + batch_squares if name in squares else batch_squares
+            deltas.setdefault(name, []).append(delta.cpu())
             shapes[name] = list(value.shape[1:])
-    return sums, {name: float(value) for name, value in squares.items()}, shapes
+    per_image = torch.stack([torch.cat(deltas[name]) for name in sums], dim=1) if sums else torch.zeros(0, 0)
+    return sums, {name: float(value) for name, value in squares.items()}, shapes, per_image
 
 
 def feature_fourier_result(
@@ -457,7 +467,11 @@ def _feature_variance(
 # partial holds its chunk's mean variances and its image count; the merge takes the count-weighted mean. Both also
 # hold, per layer, the sum over images of the square of the per-image value ("delta_square_sum",
 # "variance_square_sum"), added up by the merge: the Student-t intervals over images of `delta_log_amplitude` and
-# `variance`.
+# `variance`. Feature Fourier's "per_image" keeps each image's sample id and its Δ log amplitude at every layer
+# (rounded to PER_IMAGE_DECIMALS decimals), for paired comparisons of two models on the same images.
+PER_IMAGE_DECIMALS = 6
+
+
 def check_task_layers(layers: Any, residual_sums: bool = False) -> list[str] | str | None:
     """A runner probe's `layers`: None, a non-empty list of names, or (where `residual_sums`: the feature probes)
     "residual-sums"."""
@@ -489,7 +503,7 @@ def features_applicable(classifier: Classifier, params: dict) -> None:
 def _fourier_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
     batch_size = check_batch_size(params.get("batch_size", DEFAULT_BATCH_SIZE))
     frequency_bins = check_frequency_bins(params.get("frequency_bins", NYQUIST_BINS))
-    sums, squares, shapes = log_amplitude_moments(
+    sums, squares, shapes, deltas = log_amplitude_moments(
         classifier,
         inputs.pixels,
         check_task_layers(params.get("layers"), residual_sums=True),
@@ -503,6 +517,9 @@ def _fourier_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, par
         "sums": [sums[name].cpu() for name in layers],
         "frequency_bins": frequency_bins,
         "delta_square_sum": [squares[name] for name in layers],
+        PER_IMAGE: per_image_record(
+            inputs.sample_ids, delta_log_amplitude=torch.round(deltas, decimals=PER_IMAGE_DECIMALS)
+        ),
     }
 
 
@@ -518,6 +535,7 @@ def _fourier_merge(partials: list) -> dict:
     merged = result.to_dict()
     merged.pop("probe")
     merged["delta_square_sum"] = summed_values(partials, "delta_square_sum")
+    merged[PER_IMAGE] = merged_per_image(partials)
     return merged
 
 
@@ -563,6 +581,17 @@ def _last_finite(probe: Mapping[str, Any], key: str) -> str:
     return fmt_number_interval(values[last], *bounds_at(curve_bounds(probe, key), last))
 
 
+def mean_delta_log_amplitude(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+    """Each image's high-frequency Δ log amplitude averaged over the layers (the area under Park & Kim's Fig. 2a
+    curve at evenly spaced depths; layers without a frequency above 0 left out), from the per-image record: what
+    "MSAs lower the high-frequency Δ log amplitude" compares image by image."""
+    record = per_image_of(probe)
+    deltas = np.asarray(record["delta_log_amplitude"], dtype=np.float64)
+    if deltas.ndim != 2 or not np.isfinite(deltas).any(axis=0).any():
+        raise LookupError("the feature-Fourier record has no layer with a frequency above 0")
+    return record["keys"], np.nanmean(deltas[:, np.isfinite(deltas).any(axis=0)], axis=1)
+
+
 def _fourier_headline(probe: Mapping[str, Any]) -> dict[str, str]:
     deltas = probe.get("delta_log_amplitude") or []
     return {
@@ -601,6 +630,17 @@ FOURIER_SPEC = register_probe(
         applicable_fn=features_applicable,
         choices={"frequency_bins": FREQUENCY_BINS},
         headline=_fourier_headline,
+        findings=(
+            ProbeFinding(
+                "low-pass",
+                "park-kim",
+                "MSAs lower the high-frequency Δ log amplitude",
+                "Park & Kim, Fig. 2a and Fig. 8 (MSAs are low-pass filters)",
+                "high-frequency Δ log amplitude of the feature maps, mean over layers",
+                -1,
+                mean_delta_log_amplitude,
+            ),
+        ),
         intervals_fn=_layer_mean_intervals("delta_log_amplitude", "delta_square_sum"),
         summary_row="Δ log amplitude, last layer",
         figures={

@@ -62,10 +62,15 @@ from .display import (
     line_figure,
 )
 from .spec import (
+    PER_IMAGE,
     ProbeFigure,
+    ProbeFinding,
     ProbeSpec,
     interval_entry,
+    merged_per_image,
     paired_accuracy_curves,
+    per_image_of,
+    per_image_record,
     register_probe,
     same_setting,
     summed_counts,
@@ -279,7 +284,9 @@ def _frequency_noise(
 # Merge: the accuracies are count-weighted means of the chunks' means. The counts add up: "num_clean_correct",
 # "num_correct" per band (Wilson intervals of the accuracies) and "num_discordant" per band, the images whose
 # correctness the noise changes, which is the sum of squares of the per-image differences clean - noisy (0 or
-# +-1) behind the accuracy drop, so the drop gets the paired Student-t interval over images.
+# +-1) behind the accuracy drop, so the drop gets the paired Student-t interval over images. "per_image" keeps
+# each image's sample id, its clean correctness and its correctness under every band (0/1), for paired comparisons
+# of two models.
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
     result, clean, noisy = _frequency_noise(
         classifier, inputs.pixels, inputs.labels, seed=seed, sample_ids=inputs.sample_ids, **params
@@ -298,6 +305,9 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "num_clean_correct": int(clean.sum()),
         "num_correct": noisy.sum(dim=1).tolist(),
         "num_discordant": (noisy != clean[None, :]).sum(dim=1).tolist(),
+        PER_IMAGE: per_image_record(
+            inputs.sample_ids, clean=clean.to(torch.int8), correct=noisy.T.to(torch.int8)
+        ),
     }
 
 
@@ -320,7 +330,19 @@ def _merge(partials: list) -> dict:
         "num_clean_correct": summed_counts(partials, "num_clean_correct", "clean_accuracy"),
         "num_correct": summed_counts(partials, "num_correct", "accuracy"),
         "num_discordant": summed_counts(partials, "num_discordant"),
+        PER_IMAGE: merged_per_image(partials),
     }
+
+
+def highest_band_drop(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+    """Each image's correctness change (clean minus noisy, -1, 0 or 1) under the highest frequency band, from the
+    per-image record: what "ViT less hurt than the CNN by high-frequency noise" compares image by image."""
+    record = per_image_of(probe)
+    clean = np.asarray(record["clean"], dtype=np.float64)
+    noisy = np.asarray(record["correct"], dtype=np.float64)
+    if noisy.ndim != 2 or noisy.shape[1] == 0 or noisy.shape[0] != clean.size:
+        raise LookupError("the frequency-noise record has no band")
+    return record["keys"], clean - noisy[:, -1]
 
 
 def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
@@ -379,6 +401,18 @@ SPEC = register_probe(
         choices={"epsilon_units": EPSILON_UNITS},
         headline=_headline,
         intervals_fn=_intervals,
+        findings=(
+            ProbeFinding(
+                "high-frequency-noise",
+                "park-kim",
+                "ViT less hurt than the CNN by high-frequency noise",
+                "Park & Kim, Fig. 2b (frequency-band noise)",
+                "top-1 drop (points) under noise of the highest frequency band",
+                -1,
+                highest_band_drop,
+                scale=100.0,
+            ),
+        ),
         figures={
             "frequency_noise": ProbeFigure(
                 draw_frequency_noise,

@@ -75,7 +75,16 @@ from .base import (
     prepare_inputs,
 )
 from .display import SeriesData, as_float_array, fmt_number, panels_or_axes
-from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images, weighted_mean
+from .spec import (
+    ProbeFigure,
+    ProbeSpec,
+    ProbeValue,
+    grid_index,
+    register_probe,
+    same_setting,
+    total_images,
+    weighted_mean,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -496,6 +505,20 @@ def _merge(partials: list) -> dict:
     }
 
 
+def published_value(probe: Mapping[str, Any], metric: str, condition: Mapping[str, str]) -> ProbeValue:
+    """The loss (NLL + weight_decay x l2, what Park & Kim's notebook plots) or the top-1 (%) at a grid point."""
+    keys = {"loss": "loss", "top-1 %": "accuracy"}
+    if metric not in keys or not {"x", "y"} <= set(condition):
+        raise LookupError(f"the loss landscape holds the loss and top-1 % per grid point, not {metric!r}")
+    row = grid_index(probe.get("y") or [], float(condition["y"]))
+    column = grid_index(probe.get("x") or [], float(condition["x"]))
+    value = float(np.asarray(probe[keys[metric]], dtype=np.float64)[row, column])
+    images = probe.get("num_images")
+    return ProbeValue(
+        100.0 * value if metric == "top-1 %" else value, None if images is None else int(images)
+    )
+
+
 def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     loss = as_float_array(probe.get("loss"))
     finite = loss[np.isfinite(loss)] if loss.size else loss
@@ -554,6 +577,7 @@ SPEC = register_probe(
             "loss_average": LOSS_AVERAGES,
         },
         headline=_headline,
+        value_of=published_value,
         summary_row="center loss",
         figures={
             "loss_landscape": ProbeFigure(

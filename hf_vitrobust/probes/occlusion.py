@@ -73,10 +73,17 @@ from .display import (
 )
 from .spec import (
     IMAGE_LIST_SELECTION,
+    PER_IMAGE,
     ProbeFigure,
+    ProbeFinding,
     ProbeSpec,
+    ProbeValue,
     counts_from_means,
+    grid_index,
     interval_entry,
+    merged_per_image,
+    per_image_of,
+    per_image_record,
     probe_kwargs,
     proportion_curve,
     register_probe,
@@ -232,6 +239,33 @@ def occlusion_sweep(
     hole: "exact-area" (default, ours: side round(sqrt(r H W)), wholly inside) or "albumentations-1" (Paul &
         Chen's notebooks: side floor(sqrt(r H W)), centre anywhere, cut at the bottom and right edges).
     """
+    return _occlusion_sweep(
+        classifier,
+        images,
+        labels,
+        seed=seed,
+        batch_size=batch_size,
+        ratios=ratios,
+        limit=limit,
+        sample_ids=sample_ids,
+        hole=hole,
+    )[0]
+
+
+def _occlusion_sweep(
+    classifier: Classifier,
+    images: torch.Tensor | Iterable[Any],
+    labels: torch.Tensor | Sequence[int] | None = None,
+    *,
+    seed: int = 0,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    ratios: Sequence[float] = DEFAULT_RATIOS,
+    limit: int | None = None,
+    sample_ids: torch.Tensor | Sequence[int] | None = None,
+    hole: HoleRule = "exact-area",
+) -> tuple[OcclusionResult, torch.Tensor, torch.Tensor]:
+    """`occlusion_sweep`, with what a paired comparison of two models needs: the images' sample ids (N,) and
+    whether each image is classified correctly at each ratio, (N, ratios) bool, on the CPU."""
     seed = check_seed(seed)
     hole = check_hole(hole)
     inputs = prepare_inputs(classifier, images, labels, limit=limit, sample_ids=sample_ids)
@@ -252,7 +286,7 @@ def occlusion_sweep(
     correct_records = torch.cat(correct).numpy()
     curve = occlusion_accuracy(ratio_records, correct_records, torch.cat(confidence).double().numpy())
     truth = occlusion_accuracy(ratio_records, correct_records, torch.cat(true_probability).double().numpy())
-    return OcclusionResult(
+    result = OcclusionResult(
         ratios=curve.ratios,
         accuracy=curve.accuracy,
         confidence=curve.mean_confidence,
@@ -261,11 +295,14 @@ def occlusion_sweep(
         seed=seed,
         hole=hole,
     )
+    # The records are ratio-major (every image at the first ratio, then the next, ...), ratios ascending.
+    return result, inputs.sample_ids.cpu(), torch.cat(correct).view(len(ratio_list), len(inputs)).T
 
 
 # ------------------------------------------------------------------------------------------------ the probe's spec
 # Merge: the means over images are count-weighted means of the chunks' means; "num_correct" (correct images per
-# ratio) adds up, and gives the accuracies' Wilson intervals over images.
+# ratio) adds up, and gives the accuracies' Wilson intervals over images; "per_image" keeps each image's sample id
+# and 0/1 correctness at every ratio (ascending), which paired comparisons of two models need.
 # Task setting "image_list": run on the images of a shipped list (Paul & Chen's "paul-chen-occlusion-1k"), matched
 # by file name, instead of a random draw.
 _TASK_KEYS = ("image_list",)
@@ -286,7 +323,7 @@ def _listed(counts: np.ndarray | None) -> list | None:
 
 
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
-    result = occlusion_sweep(
+    result, keys, correct = _occlusion_sweep(
         classifier,
         inputs.pixels,
         inputs.labels,
@@ -295,6 +332,7 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         **probe_kwargs(params, _TASK_KEYS),
     )
     return {
+        PER_IMAGE: per_image_record(keys, correct=correct.to(torch.int8)),
         "ratios": list(result.ratios),
         "accuracy": torch.tensor(result.accuracy, dtype=torch.float64),
         "confidence": torch.tensor(result.confidence, dtype=torch.float64),
@@ -327,6 +365,7 @@ def _merge(partials: list) -> dict:
             "not_evaluated": unique - merged["num_samples"],
         }
     merged["num_correct"] = summed_counts(partials, "num_correct", "accuracy")
+    merged[PER_IMAGE] = merged_per_image(partials)
     return merged
 
 
@@ -354,6 +393,31 @@ def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
 def _accuracy_band(probe: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
     bounds = curve_bounds(probe, "accuracy")
     return None if bounds is None else (100 * bounds[0], 100 * bounds[1])
+
+
+def masked_curve_height(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+    """Each image's top-1 (0/1) averaged over the masked ratios (r > 0), from the per-image record: the height of
+    its occlusion curve, what "ViT's occlusion curve above BiT's" compares image by image."""
+    record = per_image_of(probe)
+    ratios = np.asarray(probe.get("ratios") or [], dtype=np.float64)
+    correct = np.asarray(record["correct"], dtype=np.float64)
+    masked = ratios > 0
+    if not masked.any() or correct.ndim != 2 or correct.shape[1] != ratios.size:
+        raise LookupError("the occlusion record has no masked ratio")
+    return record["keys"], correct[:, masked].mean(axis=1)
+
+
+def published_value(probe: Mapping[str, Any], metric: str, condition: Mapping[str, str]) -> ProbeValue:
+    """The top-1 (%) at a masking ratio, with its count of correct images (Paul & Chen's Cutout table)."""
+    if metric != "top-1 %" or "ratio" not in condition:
+        raise LookupError(f"the occlusion probe holds top-1 % per ratio, not {metric!r} {dict(condition)}")
+    index = grid_index(probe.get("ratios") or [], float(condition["ratio"]))
+    images = int(probe.get("num_samples", probe.get("num_images")) or 0)
+    correct = probe.get("num_correct")
+    successes = (
+        int(correct[index]) if correct is not None else round(float(probe["accuracy"][index]) * images)
+    )
+    return ProbeValue(100.0 * successes / images, images, successes)
 
 
 def _at_largest_ratio(rows: Mapping[str, str]) -> str:
@@ -395,6 +459,19 @@ SPEC = register_probe(
         intervals_fn=_intervals,
         summary_row="top-1 (%) at the largest ratio",
         summary_value=_at_largest_ratio,
+        value_of=published_value,
+        findings=(
+            ProbeFinding(
+                "occlusion",
+                "paul-chen",
+                "ViT's occlusion curve above BiT's",
+                "Paul & Chen, Sec. 4 (image masking, Cutout)",
+                "top-1 % averaged over the masked ratios of the occlusion probe",
+                +1,
+                masked_curve_height,
+                scale=100.0,
+            ),
+        ),
         figures={
             "occlusion": ProbeFigure(
                 draw_occlusion,
@@ -415,5 +492,6 @@ __all__ = [
     "albumentations_hole_side",
     "check_hole",
     "draw_occlusion",
+    "masked_curve_height",
     "occlusion_sweep",
 ]

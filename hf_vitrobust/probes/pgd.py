@@ -82,6 +82,7 @@ from .display import (
 from .spec import (
     ProbeFigure,
     ProbeSpec,
+    ProbeValue,
     counts_from_means,
     interval_entry,
     mean_curve,
@@ -489,6 +490,17 @@ def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def published_value(probe: Mapping[str, Any], metric: str, condition: Mapping[str, str]) -> ProbeValue:
+    """The images attacked (those classified correctly first) and those the attack fooled, as counts (Paul & Chen's
+    PGD notebooks print each image's prediction before and after)."""
+    attacked = int(probe.get("num_images") or 0)
+    if metric == "attacked (count)":
+        return ProbeValue(float(attacked), attacked)
+    if metric == "fooled (count)" and probe.get("num_fooled") is not None:
+        return ProbeValue(float(probe["num_fooled"]), attacked)
+    raise LookupError(f"the pgd probe holds the attacked and fooled counts, not {metric!r}")
+
+
 def draw_pgd(data: SeriesData, ax: Axes | None = None) -> Figure | None:
     """The mean cross-entropy per attack step ± one standard deviation (band), one curve per model (on `ax`: one),
     with error bars of the mean's interval over images where the dict has one."""
@@ -537,6 +549,7 @@ SPEC = register_probe(
         headline=_headline,
         intervals_fn=_intervals,
         summary_row="final loss (mean ± std)",
+        value_of=published_value,
         figures={
             "pgd_loss": ProbeFigure(
                 draw_pgd,

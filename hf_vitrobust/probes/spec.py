@@ -166,6 +166,40 @@ def summed_values(partials: Sequence[Mapping[str, Any]], key: str) -> list | flo
     return total.tolist()
 
 
+#: The key of a merged probe dict's per-image record: {"keys": [sample id, ...], <value>: [per-image value, ...]},
+#: what a paired comparison of two models on the same images needs (`evaluation.findings`).
+PER_IMAGE = "per_image"
+
+
+def per_image_record(sample_ids: torch.Tensor | Sequence[int], **values: torch.Tensor) -> dict[str, list]:
+    """A partial's per-image record: the images' stable sample ids (the runner's keys, the same in every run of
+    the same data) and, per name, one value (or one row of values) per image, as plain lists."""
+    record: dict[str, list] = {"keys": torch.as_tensor(sample_ids).cpu().tolist()}
+    for name, value in values.items():
+        value = torch.as_tensor(value).cpu()
+        if len(value) != len(record["keys"]):
+            raise ValueError(f"per-image {name!r} has {len(value)} rows for {len(record['keys'])} images.")
+        record[name] = value.tolist()
+    return record
+
+
+def per_image_of(probe: Mapping[str, Any]) -> Mapping[str, list]:
+    """A merged probe dict's per-image record; LookupError when it has none (a run made before it was kept)."""
+    record = probe.get(PER_IMAGE)
+    if not record:
+        raise LookupError("the probe kept no per-image record (a run made before it was recorded)")
+    return record
+
+
+def merged_per_image(partials: Sequence[Mapping[str, Any]]) -> dict[str, list] | None:
+    """The partials' per-image records concatenated in chunk order; None when some partial has none (written
+    before it was recorded)."""
+    records = [partial.get(PER_IMAGE) for partial in partials]
+    if not records or any(record is None for record in records):
+        return None
+    return {name: [item for record in records for item in record[name]] for name in records[0]}
+
+
 def probe_kwargs(params: Mapping[str, Any], task_keys: Sequence[str] = ()) -> dict[str, Any]:
     """The params that are the probe function's keyword arguments (without the spec's own settings)."""
     return {key: value for key, value in params.items() if key not in task_keys}
@@ -266,6 +300,52 @@ class ProbeFigure(NamedTuple):
     caption: str
 
 
+#: A probe's per-image quantity: merged probe dict -> (image keys, one value per image), from its "per_image" record.
+PerImageFn = Callable[[Mapping[str, Any]], tuple[Sequence[Any], np.ndarray]]
+
+
+class ProbeValue(NamedTuple):
+    """A probe's number beside a published one (`evaluation.reproduction`): the value in the published metric's
+    unit, the images behind it, and, for an accuracy in percent, the count of correct images (its Wilson interval)."""
+
+    value: float
+    num_images: int | None = None
+    successes: int | None = None
+
+
+#: A probe's reader of a published metric: (merged probe dict, metric, condition) -> `ProbeValue`; LookupError (with
+#: the reason) when the dict holds no such number.
+ValueOfFn = Callable[[Mapping[str, Any], str, Mapping[str, str]], ProbeValue]
+
+
+def grid_index(values: Sequence[Any], wanted: float) -> int:
+    """The position of `wanted` in a probe's grid of settings (ratios, steps), to 1e-9; LookupError when absent."""
+    for index, value in enumerate(values):
+        if abs(float(value) - wanted) <= 1e-9:
+            return index
+    raise LookupError(f"{wanted:g} is not among {[float(v) for v in values]}")
+
+
+@dataclass(frozen=True)
+class ProbeFinding:
+    """A paper's claim about ViTs against CNNs that a probe's per-image record can check on a pair of models
+    (`evaluation.findings` pairs the two models' images and bootstraps the difference of the means).
+
+    name: a slug; paper: "paul-chen" or "park-kim"; claim: the claim as a reader states it; source: where the paper
+    makes it; quantity: what is compared, with its unit; direction: +1 when the paper finds the ViT's quantity
+    higher, -1 lower; per_image(probe_dict): the images' keys and the quantity per image (raises LookupError when
+    the dict cannot give it); scale: the factor to the quantity's unit (100: a mean of 0/1 in percent)."""
+
+    name: str
+    paper: str
+    claim: str
+    source: str
+    quantity: str
+    direction: int
+    per_image: PerImageFn
+    scale: float = 1.0
+
+
 def _no_headline(probe: Mapping[str, Any]) -> dict[str, str]:
     return {}
 
@@ -298,6 +378,9 @@ class ProbeSpec:
     figures: figure name -> `ProbeFigure(draw, caption)`.
     intervals_fn(probe_dict, confidence_level): the per-point intervals over images of a MERGED dict (see the
         module docstring; `interval_entry`), {} where the dict lacks what they need; None: the probe has none.
+    findings: the papers' claims its per-image record checks on a pair of models (`ProbeFinding`).
+    value_of(probe_dict, metric, condition): the probe's number of a published metric (`ProbeValue`), for the
+        published numbers beside ours; None: the papers published none of this probe.
     """
 
     name: str
@@ -323,6 +406,8 @@ class ProbeSpec:
     summary_value: Callable[[Mapping[str, str]], str] | None = field(default=None, repr=False)
     figures: Mapping[str, ProbeFigure] = field(default_factory=dict, repr=False)
     intervals_fn: IntervalsFn | None = field(default=None, repr=False)
+    findings: tuple[ProbeFinding, ...] = field(default=(), repr=False)
+    value_of: ValueOfFn | None = field(default=None, repr=False)
 
     def selection_for(self, params: Mapping[str, Any] | None) -> str:
         """The image selection for these params: `selection`, unless the protocol the params choose selects its own
@@ -507,19 +592,26 @@ __all__ = [
     "IMAGE_LIST_SELECTION",
     "INTERVAL_UNIT",
     "MAP_DECIMALS",
+    "PER_IMAGE",
     "PROBES",
     "RUNNER_KEYS",
     "IntervalsFn",
     "ProbeFigure",
+    "ProbeFinding",
     "ProbeNotApplicable",
     "ProbeSpec",
+    "ProbeValue",
     "chunk_seed",
     "counts_from_means",
     "get_probe",
+    "grid_index",
     "interval_entry",
     "mean_curve",
+    "merged_per_image",
     "method_headline",
     "paired_accuracy_curves",
+    "per_image_of",
+    "per_image_record",
     "probe_kwargs",
     "probe_of",
     "proportion_curve",

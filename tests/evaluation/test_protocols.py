@@ -132,6 +132,27 @@ def test_resize256_crop224_is_the_hendrycks_transform():
     assert torch.equal(levels(chosen.classifier.preprocessing.image_to_tensor(image)), levels(reference))
 
 
+def test_squash_224_is_the_bit_notebooks_resize_at_224_whatever_the_models_size():
+    """Paul & Chen's BiT-M notebooks: `tf.image.resize(image, (224, 224))`, no crop, fed at 224 to the 448-pixel
+    BiT-M models; a model fixed to another size is refused before any work."""
+    image = photo(300, 200, seed=4)
+    classifier = any_size_cnn(448).eval()
+    chosen = model_input(get_benchmark("imagenet-a"), "squash-224", classifier)
+    assert (chosen.applied, chosen.classifier.input_size) == ("squash-224", (224, 224))
+    assert chosen.classifier.module is classifier.module
+    reference = trn.ToTensor()(image.resize((224, 224), Image.Resampling.BICUBIC))
+    ours = chosen.classifier.preprocessing.image_to_tensor(image)
+    torch.testing.assert_close(ours, reference, atol=1 / 255, rtol=0)
+    # The whole image is kept: a stripe at the left edge survives (a crop would cut it).
+    striped = photo(300, 200, seed=5)
+    striped.paste((255, 255, 255), (0, 0, 6, 300))
+    assert levels(chosen.classifier.preprocessing.image_to_tensor(striped))[:, :, 0].min() >= 250
+    # The view is in the model's mode: a probe that refuses training mode (PGD, DeepFool) runs on it.
+    assert not chosen.classifier.training and not chosen.classifier.module.training
+    with pytest.raises(ValueError, match="does not run at 224x224 pixels, which squash-224 feeds it"):
+        model_input(get_benchmark("imagenet-a"), "squash-224", transformers_vit())
+
+
 def test_native_resize_is_a_plain_resize_without_crop():
     image = photo(300, 200, seed=2)
     classifier = any_size_cnn(64)

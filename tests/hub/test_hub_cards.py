@@ -418,3 +418,47 @@ def test_provenance_records_the_checkout_commit():
         assert recorded["git_commit"] == head.stdout.strip() and isinstance(recorded["git_dirty"], bool)
     else:
         assert recorded["git_commit"] is None
+
+
+def test_the_card_shows_published_numbers_beside_ours_and_the_findings(tmp_path):
+    """A run of the published checkpoints of a paper pair: the card carries the report's "Published vs ours" rows
+    (a number of the notebooks with its verdict) and the findings of the pair."""
+    from reproduction_runs import Model, accuracy_frame, write_run
+
+    from hf_vitrobust.evaluation.results import load_results
+
+    rng = np.random.default_rng(0)
+    vit = Model(
+        "google/vit-large-patch16-384",
+        {"imagenet-a": accuracy_frame(rng.random(7500) < 0.281)},
+        applied={"imagenet-a": "native-resize"},
+    )
+    cnn = Model(
+        "timm/resnetv2_101x3_bit.goog_in21k_ft_in1k",
+        {"imagenet-a": accuracy_frame(rng.random(7500) < 0.104)},
+        applied={"imagenet-a": "squash-224"},
+    )
+    suite = {
+        "name": "paper",
+        "model_pairs": [
+            {
+                "name": "vit-l16/bit-m-r101x3",
+                "vit": vit.spec,
+                "cnn": cnn.spec,
+                "note": "the published checkpoints",
+            }
+        ],
+    }
+    folder = write_run(tmp_path / "run", [vit, cnn], suite=suite)
+    card = ModelCard(render_model_card(results=load_results([folder]), repo_id="me/robustness"))
+    section = card.text.split("## Published vs ours", 1)[1].split("\n## ", 1)[0]
+    assert "imagenet-a top-1 % (class_mask=paul-chen-1000, preprocessing=native-resize)" in section
+    assert "| 28.10 |" in section
+    assert "within the interval" in section or "outside the interval" in section
+    assert "**Findings, paul-chen, pair vit-l16/bit-m-r101x3**" in section
+    assert "| ViT above BiT on ImageNet-A" in section and "| holds |" in section
+    # A run of no published checkpoint and no pair: no section.
+    other = write_run(
+        tmp_path / "other", [Model("timm/resnet18.a1_in1k", {"imagenet-a": accuracy_frame([True])})]
+    )
+    assert "## Published vs ours" not in render_model_card(results=load_results([other]))

@@ -347,6 +347,8 @@ def test_runner_chunks_merge_to_the_one_call_result(probe):
     ).to_dict()
     # The merged dict adds the intervals over images and the per-layer sums of squares behind them.
     extra = {"intervals", "delta_square_sum" if probe == "feature_fourier" else "variance_square_sum"}
+    if probe == "feature_fourier":  # each image's Δ log amplitude, for paired comparisons of models
+        extra.add("per_image")
     assert merged.keys() == reference.keys() | extra
     assert merged["layers"] == reference["layers"] == [s.name for s in classifier.residual_sums()]
     assert merged["num_images"] == 5
