@@ -231,7 +231,14 @@ def _add(
             leg.probe_data[name] = params[_DATA]
 
 
-def _leg_for(legs: list[Leg], spec: str, member: Member, why: str, benchmarks, probes) -> Leg:
+def _leg_for(
+    legs: list[Leg],
+    spec: str,
+    member: Member,
+    why: str,
+    benchmarks: Mapping[str, Mapping[str, str]],
+    probes: Mapping[str, Mapping[str, Any]],
+) -> Leg:
     """The first leg of `spec` that can take these needs without a conflict (a new one otherwise)."""
     for leg in legs:
         if leg.spec == spec and not _conflicts(leg, benchmarks, probes):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import pytest
 from reproduction_runs import Model, accuracy_frame, cell_frame, write_run
 from scipy.stats import binomtest
@@ -353,3 +354,46 @@ def test_loss_landscape_rows_read_the_grid_point_and_compare_list_parameters(tmp
         dataclasses.replace(row, condition="dataset=cifar100-train;x=0.5;y=0.0"), model, SETTINGS
     )
     assert missing.value is None and "0.5 is not among" in missing.missing
+
+
+def test_imagenet_9_rows_read_each_variant_and_the_gap_per_foreground(tmp_path):
+    """ImageNet-9: the 1000-way prediction mapped to the 9 superclasses, per variant; the BG-gap's images are the
+    foregrounds (one per pair of backgrounds), as the notebooks count them."""
+    from hf_vitrobust.metrics.background_gap import IMAGENET_TO_IN9
+
+    dog, wrong = int(np.flatnonzero(IMAGENET_TO_IN9 == 0)[0]), int(np.flatnonzero(IMAGENET_TO_IN9 == -1)[0])
+    rows = []
+    for variant, right in (("original", 45), ("mixed_same", 40), ("mixed_rand", 30)):
+        for i in range(50):
+            prediction = dog if i < right else wrong
+            rows.append(
+                {
+                    "sample_id": f"{variant}/val/00_dog/{i:04d}.JPEG",
+                    "clean_sample_id": None,
+                    "label": 0,
+                    "prediction": prediction,
+                    "subset_prediction": prediction,
+                    "top5": [prediction, 1, 2, 3, 4],
+                    "variant": variant,
+                }
+            )
+    spec = "timm/resnetv2_101x3_bit.goog_in21k_ft_in1k"
+    folder = write_run(
+        tmp_path / "in9",
+        [Model(spec, {"imagenet-9": pd.DataFrame(rows)}, applied={"imagenet-9": "as-released"})],
+    )
+    model = _model(merge_results(load_results([folder]))[0])
+    base = published(
+        benchmark="imagenet-9",
+        model_id=spec,
+        protocol="preprocessing=as-released",
+        images=50,
+        condition="variant=mixed_same",
+        value=80.0,
+    )
+    assert compare_published(base, model, SETTINGS).verdict == "equal"
+    gap = compare_published(
+        dataclasses.replace(base, metric="BG-gap (points)", condition="", value=20.0), model, SETTINGS
+    )
+    assert gap.verdict == "equal" and gap.ours.num_images == 50 and gap.reasons == ()
+    assert gap.ours.interval.low < 20.0 < gap.ours.interval.high
