@@ -38,7 +38,7 @@ from ..metrics.estimators import (
     paired_comparison,
 )
 from ..metrics.intervals import holm_adjust
-from ..probes.spec import PROBES, ProbeFinding
+from ..probes.spec import PROBES, Claim, ProbeFinding
 from ..registry import Registry
 from .protocols import default_protocol
 from .reproduction import PAPER_SUITES, RunModel, reproduction_entries
@@ -53,20 +53,11 @@ class MissingData(LookupError):
 
 
 @dataclass(frozen=True)
-class Finding:
-    """A claim of a paper about ViTs against CNNs, as a check on a pair of models.
+class Finding(Claim):
+    """A claim (`probes.spec.Claim`: name, paper, claim, source, quantity, direction) as a check on a pair of
+    models: data: the benchmark or probe it reads; estimator: the quantity of one model as an `Estimator` over its
+    images (raises MissingData when the model lacks it)."""
 
-    name: a slug; paper: "paul-chen" or "park-kim"; claim: the claim in words, as a reader would state it; source:
-    where the paper makes it; quantity: what is compared, with its unit; direction: +1 when the paper finds the
-    ViT's quantity higher, -1 lower; data: the benchmark or probe it reads; estimator: the quantity of one model as
-    an `Estimator` over its images (raises MissingData when the model lacks it)."""
-
-    name: str
-    paper: str
-    claim: str
-    source: str
-    quantity: str
-    direction: int
     data: str
     estimator: Callable[[RunModel], Estimator]
 

@@ -327,14 +327,12 @@ def grid_index(values: Sequence[Any], wanted: float) -> int:
 
 
 @dataclass(frozen=True)
-class ProbeFinding:
-    """A paper's claim about ViTs against CNNs that a probe's per-image record can check on a pair of models
-    (`evaluation.findings` pairs the two models' images and bootstraps the difference of the means).
+class Claim:
+    """A paper's claim about ViTs against CNNs, checked on a pair of models (`evaluation.findings`).
 
     name: a slug; paper: "paul-chen" or "park-kim"; claim: the claim as a reader states it; source: where the paper
     makes it; quantity: what is compared, with its unit; direction: +1 when the paper finds the ViT's quantity
-    higher, -1 lower; per_image(probe_dict): the images' keys and the quantity per image (raises LookupError when
-    the dict cannot give it); scale: the factor to the quantity's unit (100: a mean of 0/1 in percent)."""
+    higher, -1 lower."""
 
     name: str
     paper: str
@@ -342,6 +340,15 @@ class ProbeFinding:
     source: str
     quantity: str
     direction: int
+
+
+@dataclass(frozen=True)
+class ProbeFinding(Claim):
+    """A claim that a probe's per-image record checks (`evaluation.findings` pairs the two models' images and
+    bootstraps the difference of the means): per_image(probe_dict) gives the images' keys and the quantity per
+    image (raises LookupError when the dict cannot give it); scale: the factor to the quantity's unit (100: a mean
+    of 0/1 in percent)."""
+
     per_image: PerImageFn
     scale: float = 1.0
 
@@ -595,6 +602,7 @@ __all__ = [
     "PER_IMAGE",
     "PROBES",
     "RUNNER_KEYS",
+    "Claim",
     "IntervalsFn",
     "ProbeFigure",
     "ProbeFinding",
