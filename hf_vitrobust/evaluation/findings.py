@@ -22,17 +22,12 @@ The pair is the ViT and the CNN of a `paper` or `mechanisms` suite pair (`model_
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
-
-import numpy as np
-import pandas as pd
 
 from ..data import BENCHMARKS
 from ..metrics.estimators import (
     Estimator,
-    accuracy_estimator,
-    aupr_estimator,
     derived_seed,
     mean_estimator,
     paired_comparison,
@@ -40,10 +35,8 @@ from ..metrics.estimators import (
 from ..metrics.intervals import holm_adjust
 from ..probes.spec import PROBES, Claim, ProbeFinding
 from ..registry import Registry
-from .protocols import default_protocol
-from .reproduction import PAPER_SUITES, RunModel, reproduction_entries
-from .scoring import clean_of_generated
-from .uncertainty import UncertaintySettings, cluster_keys, headline_estimators, run_settings
+from .reproduction import PAPER_SUITES, RunModel, RunModels, reproduction_entries
+from .uncertainty import UncertaintySettings, run_settings
 
 FINDING_VERDICTS = ("holds", "reversed", "not resolved", "not checked")
 
@@ -86,76 +79,24 @@ def get_finding(name: str) -> Finding:
 
 
 # -------------------------------------------------------------------------------------------- estimator builders
-def _frame(model: RunModel, benchmark: str) -> pd.DataFrame:
-    if model.metrics(benchmark) is None:
-        raise MissingData(f"{model.key} has no {benchmark} results")
-    frame = model.frame(benchmark)
-    if frame is None:
-        raise MissingData(f"{model.key}'s {benchmark} predictions file is not there")
-    labelled = frame[frame["label"] >= 0].reset_index(drop=True)
-    if labelled.empty:
-        raise MissingData(f"{model.key} has no labelled {benchmark} predictions")
-    return labelled
-
-
-def _all_class_accuracy(benchmark: str) -> Callable[[RunModel], Estimator]:
-    """Top-1 over all 1000 classes (Paul & Chen's notebooks), per image."""
-
-    def build(model: RunModel) -> Estimator:
-        frame = _frame(model, benchmark)
-        correct = frame["prediction"].to_numpy() == frame["label"].to_numpy()
-        return accuracy_estimator(correct, frame["sample_id"].to_numpy())
-
-    return build
-
-
-def _cell_accuracy(corruption: str, severity: int) -> Callable[[RunModel], Estimator]:
-    """Top-1 on one ImageNet-C cell, per clean image."""
-
-    def build(model: RunModel) -> Estimator:
-        frame = _frame(model, "imagenet-c")
-        cell = frame[(frame["corruption"].astype(str) == corruption) & (frame["severity"] == severity)]
-        if cell.empty:
-            raise MissingData(f"{model.key} has no imagenet-c {corruption} at severity {severity}")
-        cell = cell.reset_index(drop=True)
-        keys = cluster_keys(cell)
-        correct = cell["prediction"].to_numpy() == cell["label"].to_numpy()
-        return accuracy_estimator(correct, cell["sample_id"].to_numpy() if keys is None else keys)
-
-    return build
+def _accuracy(benchmark: str, **options: Any) -> Callable[[RunModel], Estimator]:
+    """A top-1 of `RunModel.accuracy` (options: class_mask, conditions: a cell or a variant)."""
+    return lambda model: model.accuracy(BENCHMARKS.get(benchmark), **options)
 
 
 def _headline(
     benchmark: str, name: str, protocol: Mapping[str, str] | None = None
 ) -> Callable[[RunModel], Estimator]:
-    """A headline estimator of `evaluation.uncertainty` (its units: clean images, foreground images, ...)."""
+    """A headline estimator of `evaluation.uncertainty` (its units: clean images, OOD and in-distribution images,
+    foreground images, ...), by `RunModel.headlines`."""
 
     def build(model: RunModel) -> Estimator:
-        frame = _frame(model, benchmark)
-        spec = BENCHMARKS.get(benchmark)
-        clean_name = spec.clean or ""
-        clean = clean_of_generated(
-            frame,
-            model.frame(clean_name) if clean_name else None,
-            bool(model.benchmark_info(benchmark).get("generated")),
-        )
-        chosen = {**default_protocol(spec), **(protocol or {})}
-        found = headline_estimators(spec, frame, clean, chosen)
+        found = model.headlines(BENCHMARKS.get(benchmark), protocol)
         if name not in found:
-            raise MissingData(f"{model.key} has no {name}")
+            raise MissingData(f"no {name} in this run")
         return found[name]
 
     return build
-
-
-def _aupr(model: RunModel) -> Estimator:
-    frame = model.frame("imagenet-o") if model.metrics("imagenet-o") is not None else None
-    if frame is None:
-        raise MissingData(f"{model.key} has no imagenet-o predictions")
-    is_ood = frame["is_ood"].fillna(False).astype(bool).to_numpy()
-    if is_ood.all() or not is_ood.any():
-        raise MissingData(f"{model.key}'s imagenet-o run lacks one of its halves")
-    return aupr_estimator(frame["ood_score"].to_numpy(np.float64), is_ood, frame["sample_id"].to_numpy())
 
 
 def _probe_quantity(probe: str, finding: ProbeFinding) -> Callable[[RunModel], Estimator]:
@@ -164,11 +105,11 @@ def _probe_quantity(probe: str, finding: ProbeFinding) -> Callable[[RunModel], E
     def build(model: RunModel) -> Estimator:
         found = model.probe(probe)
         if found is None:
-            raise MissingData(f"{model.key} has no {probe} probe")
+            raise MissingData(f"no {probe} probe in this run")
         try:
             keys, values = finding.per_image(found)
         except LookupError as error:
-            raise MissingData(f"{model.key}'s {probe}: {error}") from None
+            raise MissingData(f"{probe}: {error}") from None
         return mean_estimator(values, keys, scale=finding.scale)
 
     return build
@@ -179,17 +120,9 @@ def _sync_probe_findings() -> None:
     for spec in PROBES.values():
         for finding in spec.findings:
             if finding.name not in FINDINGS:
+                claim = {field.name: getattr(finding, field.name) for field in fields(Claim)}
                 register_finding(
-                    Finding(
-                        finding.name,
-                        finding.paper,
-                        finding.claim,
-                        finding.source,
-                        finding.quantity,
-                        finding.direction,
-                        spec.name,
-                        _probe_quantity(spec.name, finding),
-                    )
+                    Finding(**claim, data=spec.name, estimator=_probe_quantity(spec.name, finding))
                 )
 
 
@@ -204,7 +137,7 @@ register_finding(
         "ImageNet-A top-1 % over all 1000 classes (paul-chen-1000)",
         +1,
         "imagenet-a",
-        _all_class_accuracy("imagenet-a"),
+        _accuracy("imagenet-a", class_mask="paul-chen-1000"),
     )
 )
 register_finding(
@@ -216,7 +149,7 @@ register_finding(
         "ImageNet-R top-1 % over all 1000 classes (paul-chen-1000)",
         +1,
         "imagenet-r",
-        _all_class_accuracy("imagenet-r"),
+        _accuracy("imagenet-r", class_mask="paul-chen-1000"),
     )
 )
 register_finding(
@@ -228,7 +161,7 @@ register_finding(
         "ImageNet-O AUPR %",
         +1,
         "imagenet-o",
-        _aupr,
+        _headline("imagenet-o", "imagenet-o AUPR %"),
     )
 )
 register_finding(
@@ -252,7 +185,7 @@ register_finding(
         "ImageNet-C top-1 % on contrast at severity 5",
         -1,
         "imagenet-c",
-        _cell_accuracy("contrast", 5),
+        _accuracy("imagenet-c", conditions={"corruption": "contrast", "severity": "5"}),
     )
 )
 
@@ -314,6 +247,15 @@ def _verdict(direction: int, low: float | None, high: float | None, p_holm: floa
     return "reversed" if on_the_other else "not resolved"
 
 
+def _estimate(finding: Finding, model: RunModel) -> Estimator:
+    """The finding's quantity of one model; MissingData naming the model when it lacks the data."""
+    try:
+        return finding.estimator(model)
+    except LookupError as error:
+        reason = str(error).strip("'\"")  # a KeyError's message is quoted
+        raise MissingData(f"{model.key}: {reason}") from None
+
+
 def check_findings(
     vit: Sequence[RunModel],
     cnn: Sequence[RunModel],
@@ -335,7 +277,7 @@ def check_findings(
             checks.append(FindingCheck(finding, a and a.key, b and b.key, reason=lacking))
             continue
         try:
-            estimator_a, estimator_b = finding.estimator(a), finding.estimator(b)
+            estimator_a, estimator_b = _estimate(finding, a), _estimate(finding, b)
             comparison = paired_comparison(
                 estimator_a,
                 estimator_b,
@@ -343,7 +285,7 @@ def check_findings(
                 num_resamples=settings.num_resamples,
                 seed=derived_seed(settings.seed, "finding", finding.name),
             )
-        except (MissingData, ValueError) as error:
+        except (LookupError, ValueError) as error:
             checks.append(FindingCheck(finding, a.key, b.key, reason=str(error).strip("'\"")))
             continue
         tested.append(len(checks))
@@ -423,21 +365,20 @@ def pairings(results: Sequence[Mapping[str, Any]]) -> list[Pairing]:
 
 
 def findings_for(
-    results: Sequence[Mapping[str, Any]], settings: UncertaintySettings | None = None
+    results: Sequence[Mapping[str, Any]],
+    settings: UncertaintySettings | None = None,
+    run_models: RunModels | None = None,
 ) -> list[tuple[Pairing, list[FindingCheck]]]:
-    """Every pair the runs hold (`pairings`) with the checks of its paper's findings."""
+    """Every pair the runs hold (`pairings`) with the checks of its paper's findings; `run_models` shares the
+    models' predictions with other sections."""
     if not results:
         return []
     settings = settings or run_settings(results[0])
-    views: dict[tuple[int, str], RunModel] = {}
-
-    def view(place: tuple[int, str]) -> RunModel:
-        return views.setdefault(place, RunModel(results[place[0]], place[1]))
-
+    run_models = run_models or RunModels(results)
     out = []
     for pairing in pairings(results):
-        vit = [view(place) for place in pairing.vit]
-        cnn = [view(place) for place in pairing.cnn]
+        vit = [run_models(place) for place in pairing.vit]
+        cnn = [run_models(place) for place in pairing.cnn]
         out.append((pairing, check_findings(vit, cnn, findings_of(pairing.paper), settings)))
     return out
 

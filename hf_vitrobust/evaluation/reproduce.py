@@ -79,16 +79,7 @@ class Leg:
     rows: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "spec": self.spec,
-            "members": [asdict(member) for member in self.members],
-            "why": self.why,
-            "benchmarks": self.benchmarks,
-            "probes": self.probes,
-            "probe_data": self.probe_data,
-            "rows": self.rows,
-        }
+        return asdict(self)
 
 
 @dataclass
@@ -309,10 +300,7 @@ def plan_reproduction(
             ):
                 continue
             if finding.data in suite.probe_names:
-                needs = (
-                    {next(p for p in suite.probes if p.name == finding.data).benchmark: {}},
-                    {finding.data: {}},
-                )
+                needs = ({_probe_benchmark(suite, finding.data): {}}, {finding.data: {}})
             elif finding.data in suite_benchmarks:
                 needs = ({finding.data: {}}, {})
             else:
@@ -369,8 +357,8 @@ def _finish(plan: ReproductionPlan) -> None:
 
 
 def _probe_benchmark(suite: Suite, probe: str) -> str:
-    entry = next((p for p in suite.probes if p.name == probe), None)
-    return entry.benchmark if entry is not None else "imagenet-val"
+    """The benchmark a probe of the suite reads its images from (imagenet-val for a probe the suite lacks)."""
+    return suite.probe(probe).benchmark if probe in suite.probe_names else "imagenet-val"
 
 
 def _leg_probe_benchmark(suite: Suite, leg: Leg, probe: str) -> str:

@@ -40,7 +40,7 @@ import pandas as pd
 
 from ..data import BENCHMARKS, Benchmark
 from ..metrics import imagenet_to_in9
-from ..metrics.estimators import Estimator, accuracy_estimator, aupr_estimator, derived_seed
+from ..metrics.estimators import Estimator, accuracy_estimator, derived_seed
 from ..metrics.intervals import Interval, proportion_interval
 from ..probes.spec import PROBES
 from .protocols import default_protocol
@@ -117,6 +117,45 @@ class RunModel:
             self._frames[benchmark] = read_predictions(path) if path is not None and path.is_file() else None
         return self._frames[benchmark]
 
+    def predictions(self, benchmark: str) -> pd.DataFrame:
+        """The model's predictions of a benchmark; LookupError (saying why) when the run has none."""
+        if self.metrics(benchmark) is None:
+            raise LookupError(f"no {benchmark} results in this run")
+        frame = self.frame(benchmark)
+        if frame is None:
+            raise LookupError(f"the {benchmark} predictions file of this run is not there")
+        return frame
+
+    def headlines(
+        self, benchmark: Benchmark, protocol: Mapping[str, str] | None = None
+    ) -> dict[str, Estimator]:
+        """The model's headline estimators of a benchmark (`uncertainty.headline_estimators`, named as in
+        results.json "summary"), under the benchmark's default protocol updated by `protocol`."""
+        frame = self.predictions(benchmark.name)
+        clean = clean_of_generated(
+            frame,
+            self.frame(benchmark.clean) if benchmark.clean else None,
+            bool(self.benchmark_info(benchmark.name).get("generated")),
+        )
+        return headline_estimators(
+            benchmark, frame, clean, {**default_protocol(benchmark), **(protocol or {})}
+        )
+
+    def accuracy(
+        self,
+        benchmark: Benchmark,
+        *,
+        metric: str = "top-1 %",
+        class_mask: str | None = None,
+        conditions: Mapping[str, str] | None = None,
+    ) -> Estimator:
+        """The model's top-1 (or "top-5 %") accuracy on a benchmark, per image (per clean image on a corruption
+        cell), under a class mask ("hendrycks-200", or all classes) and on a cell or variant (`conditions`)."""
+        rows = _rows_of(conditions or {}, metric, self.predictions(benchmark.name), benchmark)
+        correct = _topk_correct(rows, metric, class_mask, benchmark)
+        keys = cluster_keys(rows) if benchmark.kind == "corruption" else None
+        return accuracy_estimator(correct, rows["sample_id"].to_numpy() if keys is None else keys)
+
     def applied_protocol(self, benchmark: str) -> dict[str, str]:
         """The protocol parts the run used for this model on a benchmark: the preprocessing it applied, and the
         benchmark's recorded parts (class mask, mCE, release encoding)."""
@@ -128,6 +167,20 @@ class RunModel:
         if given.get("applied"):
             parts["preprocessing"] = str(given["applied"])
         return parts
+
+
+class RunModels:
+    """The `RunModel` of each (merged-result index, model key) of some runs, made once, so that the sections that
+    read a model's predictions (published numbers, findings) read each file once."""
+
+    def __init__(self, results: Sequence[Mapping[str, Any]]) -> None:
+        self.results = results
+        self._made: dict[tuple[int, str], RunModel] = {}
+
+    def __call__(self, place: tuple[int, str]) -> RunModel:
+        if place not in self._made:
+            self._made[place] = RunModel(self.results[place[0]], place[1])
+        return self._made[place]
 
 
 # ----------------------------------------------------------------------------------------------- our number
@@ -184,14 +237,15 @@ def _topk_correct(
     return frame[column].to_numpy() == labels
 
 
-def _rows_of(row: PublishedNumber, frame: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame:
-    """The predictions of the row's cell (corruption and severity, or variant), all of them otherwise."""
-    conditions = row.conditions
+def _rows_of(
+    conditions: Mapping[str, str], metric: str, frame: pd.DataFrame, benchmark: Benchmark
+) -> pd.DataFrame:
+    """The labelled predictions of a cell (corruption and severity, or variant), all of them otherwise."""
     kept = _labelled(frame)
     if benchmark.kind == "corruption":
         if "corruption" not in conditions or "severity" not in conditions:
             raise LookupError(
-                f"{row.metric} of {benchmark.name} is read per cell: the row names no corruption/severity"
+                f"{metric} of {benchmark.name} is read per cell: no corruption/severity is named"
             )
         kept = kept[
             (kept["corruption"].astype(str) == conditions["corruption"])
@@ -200,7 +254,8 @@ def _rows_of(row: PublishedNumber, frame: pd.DataFrame, benchmark: Benchmark) ->
     if "variant" in conditions:
         kept = kept[kept["variant"].astype(str) == conditions["variant"]]
     if kept.empty:
-        raise LookupError(f"this run has no {benchmark.name} predictions of {row.condition or 'any sample'}")
+        named = ", ".join(f"{k}={v}" for k, v in conditions.items()) or "any sample"
+        raise LookupError(f"this run has no {benchmark.name} predictions of {named}")
     return kept.reset_index(drop=True)
 
 
@@ -224,55 +279,34 @@ def _benchmark_number(row: PublishedNumber, model: RunModel, settings: Uncertain
     if row.benchmark not in BENCHMARKS.names():
         return _missing(f"{row.benchmark!r} is no benchmark of this package")
     benchmark = BENCHMARKS.get(row.benchmark)
-    if model.metrics(row.benchmark) is None:
-        return _missing(f"no {row.benchmark} results in this run")
-    frame = model.frame(row.benchmark)
-    if frame is None:
-        return _missing(f"the {row.benchmark} predictions file of this run is not there")
+    # class_mask and mce are read from the same predictions under the row's choice; the rest as the run recorded.
     protocol = {**default_protocol(benchmark), **model.applied_protocol(row.benchmark)}
     protocol.update({k: v for k, v in row.protocol_parts.items() if k in ("class_mask", "mce")})
     try:
+        model.predictions(row.benchmark)  # a benchmark the run lacks says so before a metric it lacks
         if row.metric in _ACCURACIES:
-            rows = _rows_of(row, frame, benchmark)
-            correct = _topk_correct(
-                rows,
-                "top-5 %" if row.metric == "top-5 %" else "top-1 %",
-                protocol.get("class_mask"),
-                benchmark,
+            metric = "top-5 %" if row.metric == "top-5 %" else "top-1 %"
+            estimator = model.accuracy(
+                benchmark, metric=metric, class_mask=protocol.get("class_mask"), conditions=row.conditions
             )
-            keys = cluster_keys(rows) if benchmark.kind == "corruption" else None
-            estimator = accuracy_estimator(correct, rows["sample_id"].to_numpy() if keys is None else keys)
             found = _from_estimator(estimator, settings, row.row_id)
-            if row.metric == "error %" and found.value is not None:
-                interval = None if found.interval is None else found.interval.scaled(-1.0)
-                low = None if interval is None or interval.low is None else 100.0 + interval.low
-                high = None if interval is None or interval.high is None else 100.0 + interval.high
-                interval = None if interval is None else Interval(
-                    100.0 - found.value, low, high, interval.confidence_level, interval.method,
-                    interval.num_samples, interval.unit,
-                )  # fmt: skip
-                found = OurNumber(100.0 - found.value, interval, found.num_images)
+            if row.metric == "error %" and found.interval is not None:  # 100 - top-1, its bounds swapped
+                interval = found.interval
+                error = replace(
+                    interval,
+                    estimate=100.0 - interval.estimate,
+                    low=None if interval.high is None else 100.0 - interval.high,
+                    high=None if interval.low is None else 100.0 - interval.low,
+                )
+                found = OurNumber(error.estimate, error, found.num_images)
             return found
-        if row.metric == "AUPR %":
-            estimator = aupr_estimator(
-                frame["ood_score"].to_numpy(np.float64),
-                frame["is_ood"].fillna(False).astype(bool).to_numpy(),
-                frame["sample_id"].to_numpy(),
-            )
-            return _from_estimator(estimator, settings, row.row_id)
         name = _headline_name(row, benchmark, protocol)
-        clean_name = benchmark.clean or ""
-        clean = clean_of_generated(
-            frame,
-            model.frame(clean_name) if clean_name else None,
-            bool(model.benchmark_info(row.benchmark).get("generated")),
-        )
-        estimators = headline_estimators(benchmark, frame, clean, protocol)
+        estimators = model.headlines(benchmark, protocol)
         if name not in estimators:
             raise LookupError(f"this run has no {name}")
         found = _from_estimator(estimators[name], settings, row.row_id)
         if row.metric == "BG-gap (points)":  # published per variant: the foreground images of one background
-            labelled = _labelled(frame)
+            labelled = _labelled(model.predictions(row.benchmark))
             found = replace(found, num_images=int((labelled["variant"].astype(str) == "mixed_same").sum()))
         return found
     except LookupError as error:
@@ -556,20 +590,19 @@ def _candidate_for(row: PublishedNumber, models: Sequence[RunModel]) -> RunModel
 
 
 def published_comparisons(
-    results: Sequence[Mapping[str, Any]], settings: UncertaintySettings | None = None
+    results: Sequence[Mapping[str, Any]],
+    settings: UncertaintySettings | None = None,
+    run_models: RunModels | None = None,
 ) -> list[PublishedComparison]:
     """Every published number that the runs match (`identify_models`), beside ours, at `settings` (default: the
-    first run's recorded ones)."""
+    first run's recorded ones); `run_models` shares the models' predictions with other sections."""
     if not results:
         return []
     settings = settings or run_settings(results[0])
-    views: dict[tuple[int, str], RunModel] = {}
+    run_models = run_models or RunModels(results)
     out = []
     for identified in identify_models(results):
-        models = [
-            views.setdefault((index, key), RunModel(results[index], key))
-            for index, key in identified.candidates
-        ]
+        models = [run_models(place) for place in identified.candidates]
         for row in published_numbers(identified.paper):
             if row.model_key != identified.model_key:
                 continue
@@ -596,6 +629,7 @@ __all__ = [
     "OurNumber",
     "PublishedComparison",
     "RunModel",
+    "RunModels",
     "compare_published",
     "identify_models",
     "our_number",

@@ -17,7 +17,7 @@ from ..probes.display import MISSING
 from .findings import findings_for
 from .published import PAPERS
 from .report_blocks import Block, Heading, Paragraph, Table
-from .reproduction import VERDICTS, published_comparisons
+from .reproduction import VERDICTS, RunModels, published_comparisons
 from .uncertainty import UncertaintySettings, run_settings
 
 #: Where `write_report` keeps the computed sections in the merged results.
@@ -42,7 +42,8 @@ def reproduction_summary(
     if not results:
         return {"published": [], "findings": []}
     settings = settings or run_settings(results[0])
-    published = [comparison.to_dict() for comparison in published_comparisons(results, settings)]
+    run_models = RunModels(results)  # each predictions file read once for both sections
+    published = [comparison.to_dict() for comparison in published_comparisons(results, settings, run_models)]
     findings = [
         {
             "paper": pairing.paper,
@@ -50,7 +51,7 @@ def reproduction_summary(
             "origin": pairing.origin,
             "checks": [check.to_dict() for check in checks],
         }
-        for pairing, checks in findings_for(results, settings)
+        for pairing, checks in findings_for(results, settings, run_models)
     ]
     return {"confidence_level": settings.confidence_level, "published": published, "findings": findings}
 

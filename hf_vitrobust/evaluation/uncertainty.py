@@ -235,7 +235,9 @@ def _ood_estimators(benchmark: Benchmark, frame: pd.DataFrame) -> dict[str, Esti
     is_ood = frame["is_ood"].fillna(False).astype(bool).to_numpy()
     if is_ood.all() or not is_ood.any():
         return {}
-    return {f"{benchmark.name} AUPR %": aupr_estimator(frame["ood_score"].to_numpy(np.float64), is_ood)}
+    scores = frame["ood_score"].to_numpy(np.float64)
+    # The images are named by their sample ids, so that two models' estimators pair image by image.
+    return {f"{benchmark.name} AUPR %": aupr_estimator(scores, is_ood, frame["sample_id"].to_numpy())}
 
 
 def _background_estimators(benchmark: Benchmark, frame: pd.DataFrame) -> dict[str, Estimator]:

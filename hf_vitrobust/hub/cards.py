@@ -607,7 +607,7 @@ def _reproduction_section(results: Sequence[Mapping[str, Any]]) -> dict[str, Any
         return None
 
     def cells(rows: list[list[str]]) -> list[list[str]]:
-        return [[cell.replace("|", "\\|").replace("\n", " ") for cell in row] for row in rows]
+        return [[_format(cell) for cell in row] for row in rows]
 
     return {
         "level": f"{100 * summary['confidence_level']:g} %",

@@ -397,3 +397,36 @@ def test_imagenet_9_rows_read_each_variant_and_the_gap_per_foreground(tmp_path):
     )
     assert gap.verdict == "equal" and gap.ours.num_images == 50 and gap.reasons == ()
     assert gap.ours.interval.low < 20.0 < gap.ours.interval.high
+
+
+def test_published_numbers_and_findings_read_each_predictions_file_once(tmp_path):
+    """A run of a pair's published checkpoints: both sections read its ImageNet-A predictions, one file a model."""
+    from hf_vitrobust.evaluation import reproduction
+    from hf_vitrobust.evaluation.reproduction_report import reproduction_summary
+
+    cnn = "timm/resnetv2_101x3_bit.goog_in21k_ft_in1k"
+    suite = {
+        "name": "paper",
+        "model_pairs": [{"name": "vit-l16/bit-m-r101x3", "vit": SPEC, "cnn": cnn, "note": "x"}],
+    }
+    folder = write_run(
+        tmp_path / "pair",
+        [
+            Model(
+                SPEC, {"imagenet-a": accuracy_frame(_correct(N, K))}, applied={"imagenet-a": "native-resize"}
+            ),
+            Model(
+                cnn, {"imagenet-a": accuracy_frame(_correct(N, 780, 1))}, applied={"imagenet-a": "squash-224"}
+            ),
+        ],
+        suite=suite,
+    )
+    merged = merge_results(load_results([folder]))
+    opened = []
+    reading = reproduction.read_predictions
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reproduction, "read_predictions", lambda path: opened.append(path) or reading(path))
+        summary = reproduction_summary(merged, SETTINGS)
+    assert len(summary["published"]) == 5 and summary["findings"][0]["checks"][0]["verdict"] == "holds"
+    assert sorted(path.name for path in opened) == ["imagenet-a.parquet", "imagenet-a.parquet"]
+    assert len(set(opened)) == 2
