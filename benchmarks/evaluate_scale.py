@@ -116,7 +116,8 @@ def _child(spec_path: str) -> None:
     builtins.open = counting_open
     import torch
 
-    from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+    from hf_vitrobust.evaluation.config import EvaluationConfig
+    from hf_vitrobust.evaluation.runner import evaluate
     from hf_vitrobust.models.classifier import Classifier
 
     torch.set_num_threads(spec["threads"])

@@ -26,7 +26,8 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
 from hf_vitrobust.data.builtin import builtin_photos_dir, read_manifest
-from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.models import load_classifier
 
 MODEL = "builtin:efficientnet_lite0"

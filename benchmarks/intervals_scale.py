@@ -27,9 +27,10 @@ import time
 import numpy as np
 import pandas as pd
 
+from hf_vitrobust.analysis.kinds import headline_estimators
+from hf_vitrobust.analysis.uncertainty import UncertaintySettings, intervals_of
 from hf_vitrobust.constants import STANDARD_CORRUPTIONS
 from hf_vitrobust.data import get_benchmark
-from hf_vitrobust.evaluation.uncertainty import UncertaintySettings, headline_estimators, intervals_of
 
 
 def _rss_mib() -> float:

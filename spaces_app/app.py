@@ -313,7 +313,7 @@ def leaderboard(
     ImageNet-A/R top-1, ImageNet-O AUPR, ...: the `summary` the evaluation runner writes). Files that are not
     hf_vitrobust results (or of a newer schema), and repos that cannot be read, are skipped.
     """
-    from hf_vitrobust.evaluation.results import check_schema
+    from hf_vitrobust.analysis.results import check_schema
 
     rows: list[dict[str, Any]] = []
     for path, run, source in _result_files(results_dir, _repos_from_env() if repos is None else repos):

@@ -19,8 +19,8 @@ import numpy as np
 import yaml
 from PIL import Image as PILImage
 
+from hf_vitrobust.data.class_lists import imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
 from hf_vitrobust.data.hub_labels import CIFAR10_CLASSES, CIFAR100_CLASSES
-from hf_vitrobust.data.protocols import imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
 from hf_vitrobust.models.imagenet import IMAGENET_CLASS_NAMES, IMAGENET_WNIDS
 
 

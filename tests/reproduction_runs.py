@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hf_vitrobust.evaluation.results import SCHEMA, SCHEMA_VERSION, model_key
+from hf_vitrobust.analysis.record import model_key
+from hf_vitrobust.analysis.results import SCHEMA, SCHEMA_VERSION
 
 
 def accuracy_frame(correct: Sequence[bool], prefix: str = "img", label: int = 7) -> pd.DataFrame:

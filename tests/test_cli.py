@@ -285,3 +285,43 @@ def test_evaluate_protocol_options_are_parsed_and_checked_before_any_work(capsys
     ):  # the demo suite's ImageNet-C has no such protocol: refused before any model loads
         main([*args, "--protocol", "imagenet-c.preprocessing=squash"])
     assert "unknown preprocessing protocol 'squash'" in capsys.readouterr().err
+
+
+def _declared(action) -> tuple:
+    return (type(action), action.dest, action.type, action.default, action.choices, action.metavar)
+
+
+def test_the_flags_of_a_run_are_declared_once_with_the_registries_choices():
+    """`evaluate` and `reproduce` take the same flags of a run and of its intervals (declared once, in
+    `hf_vitrobust.cli.common`), and every choice list and default is the registry's or the config's."""
+    import argparse
+
+    from hf_vitrobust.analysis.published import PAPERS
+    from hf_vitrobust.cli import build_parser
+    from hf_vitrobust.corruptions.export import OUTPUT_FORMATS
+    from hf_vitrobust.evaluation.config import CORRUPTION_DEVICES, EvaluationConfig
+    from hf_vitrobust.evaluation.suite import SUBSETS
+    from hf_vitrobust.metrics.intervals import PROPORTION_METHODS
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    def actions(command: str) -> dict[str, argparse.Action]:
+        return {(a.option_strings or [a.dest])[0]: a for a in commands[command]._actions}
+
+    evaluate, reproduce = actions("evaluate"), actions("reproduce")
+    shared = [
+        "--data", "--limit", "--subset", "--batch-size", "--precision", "--num-workers", "--device", "--seed",
+        "--resume", "--confidence-level", "--num-resamples", "--interval-method", "--target-half-width", "--quiet",
+    ]  # fmt: skip
+    for flag in shared:
+        assert _declared(evaluate[flag]) == _declared(reproduce[flag]), flag
+    assert evaluate["--subset"].choices == SUBSETS
+    assert evaluate["--interval-method"].choices == actions("report")["--interval-method"].choices
+    assert evaluate["--interval-method"].choices == PROPORTION_METHODS
+    assert evaluate["--corruption-device"].choices == CORRUPTION_DEVICES
+    assert evaluate["--corruption-device"].default == EvaluationConfig.corruption_device
+    assert (evaluate["--precision"].default, evaluate["--num-workers"].default) == ("fp32", 0)
+    assert evaluate["--output"].default == EvaluationConfig.output
+    assert tuple(reproduce["paper"].choices) == tuple(PAPERS)
+    assert actions("corrupt")["--format"].choices == OUTPUT_FORMATS

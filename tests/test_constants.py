@@ -35,7 +35,7 @@ def test_the_corruption_and_perturbation_tables_agree_with_the_constants():
 
 
 def test_the_imagenet_9_table_is_read_once_for_data_and_metrics():
-    from hf_vitrobust.data.protocols import imagenet_to_imagenet_9
+    from hf_vitrobust.data.class_lists import imagenet_to_imagenet_9
     from hf_vitrobust.metrics import IMAGENET_TO_IN9, IN9_CLASSES, VARIANTS
 
     table = constants.imagenet_to_imagenet_9()

@@ -38,11 +38,12 @@ from hf_vitrobust.corruptions.motion_glass import (
 )
 from hf_vitrobust.corruptions.snow import snow_with_draws
 from hf_vitrobust.corruptions.weather import blend_frost
-from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS, ProbeNotApplicable
-from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.models import Classifier
 from hf_vitrobust.probes import pgd_attack
 from hf_vitrobust.probes.base import predict_logits
+from hf_vitrobust.probes.spec import PROBES, ProbeNotApplicable
 
 SEED = 7
 
@@ -192,11 +193,11 @@ def half_wrong_labels(classifier: Classifier) -> torch.Tensor:
     return labels
 
 
-@pytest.mark.parametrize("name", sorted(PROBE_TASKS))
+@pytest.mark.parametrize("name", sorted(PROBES))
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_probe_task_on_cuda(family, name):
     """The runner's view of a probe: pixels, labels and sample ids on the classifier's device, one chunk, merged."""
-    task = PROBE_TASKS[name]
+    task = PROBES[name]
     classifier = FAMILIES[family]()
     try:
         task.check_applicable(classifier)

@@ -1,10 +1,14 @@
-"""Dependencies inside the package point one way: cli -> evaluation -> probes, data, metrics -> models, corruptions.
+"""Dependencies inside the package point one way, by stage (docs/architecture.md):
 
-Under all of them lie the foundation modules `constants` (the fixed facts) and `registry` (`Registry[T]`), which
-import nothing of the package and nothing outside the standard library. Corruptions are image operations and import
-no model code; metrics aggregate records and import only the foundation; models know nothing of runs; nothing
-imports the CLI. Each subpackage's imports of other parts of
-hf_vitrobust are read from its source (static imports, relative or absolute) and checked against what it may use.
+    cli -> training -> hub -> evaluation -> report -> analysis -> probes -> data -> metrics, models, corruptions
+        -> atomic_files -> the foundation (constants, registry)
+
+A part may import any part below it, never one above. The foundation modules `constants` (the fixed facts) and
+`registry` (`Registry[T]`) import nothing of the package and nothing outside the standard library. Corruptions are
+image operations and import no model code; metrics aggregate records and import only the foundation; models know
+nothing of runs; nothing imports the CLI. Each module's imports of hf_vitrobust are read from its source (static
+imports, relative or absolute, those inside functions included) and checked against what its part may use, and no
+import cycle exists between modules, inside a package or across packages.
 """
 
 import ast
@@ -15,23 +19,45 @@ import pytest
 import hf_vitrobust
 
 PACKAGE = Path(hf_vitrobust.__file__).parent
-# `package` is the package's own __init__ (its version string); `atomic_files` imports nothing of the package.
 FOUNDATION = {"constants", "registry"}
-ALLOWED: dict[str, set[str]] = {
-    "constants": set(),
-    "registry": set(),
-    "atomic_files": set(),
+#: The stages, top to bottom: a part may import the parts of every stage below its own.
+STAGES: list[set[str]] = [
+    {"cli"},
+    {"training"},
+    {"hub"},
+    {"evaluation"},
+    {"report"},
+    {"analysis"},
+    {"probes"},
+    {"data"},
+    {"metrics", "models", "corruptions"},
+    {"atomic_files"},
+    FOUNDATION,
+]
+#: Parts allowed less than their stage: metrics import only the foundation; corruptions and models only the
+#: atomic writer and the foundation (so corruptions import no model code); the foundation imports nothing.
+NARROWER: dict[str, set[str]] = {
+    "metrics": FOUNDATION,
     "corruptions": {"atomic_files"} | FOUNDATION,
     "models": {"atomic_files"} | FOUNDATION,
-    "metrics": FOUNDATION,
-    "data": {"package", "corruptions", "models"} | FOUNDATION,
-    "probes": {"corruptions", "data", "metrics", "models"} | FOUNDATION,
-    "evaluation": {"package", "atomic_files", "corruptions", "data", "metrics", "models", "probes"}
-    | FOUNDATION,
-    "hub": {"package", "evaluation", "metrics"} | FOUNDATION,
-    "training": {"package", "atomic_files", "hub", "models"} | FOUNDATION,
-    "cli": {"corruptions", "data", "evaluation", "hub", "models", "training"} | FOUNDATION,
+    "atomic_files": set(),
+    "constants": set(),
+    "registry": set(),
 }
+
+
+def _allowed() -> dict[str, set[str]]:
+    allowed = {}
+    for index, stage in enumerate(STAGES):
+        below = set().union(*STAGES[index + 1 :])
+        for part in stage:
+            # `package` is the package's own __init__ (its version string).
+            allowed[part] = NARROWER.get(part, below | {"package"})
+    return allowed
+
+
+ALLOWED = _allowed()
+MAX_MODULE_LINES = 600
 # Folders that hold non-code or links to top-level folders (evaluate modules, card templates, the Space app).
 NOT_CODE = {"assets", "evaluate_metrics", "model_card_templates", "space_app", "__pycache__"}
 
@@ -117,7 +143,18 @@ def test_the_tests_mirror_the_package_layout():
     }
     packages = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
     assert folders <= packages, folders - packages
-    assert {"corruptions", "data", "evaluation", "hub", "metrics", "models", "probes", "training"} <= folders
+    assert {
+        "analysis",
+        "corruptions",
+        "data",
+        "evaluation",
+        "hub",
+        "metrics",
+        "models",
+        "probes",
+        "report",
+        "training",
+    } <= folders
     # Each test of tests/<part>/ exercises hf_vitrobust.<part> (the Space app's tests: the app that hub.space stages).
     space_app = {"test_space_app.py", "test_space_browser.py"}
     for folder in folders:
@@ -129,15 +166,16 @@ def test_the_tests_mirror_the_package_layout():
     assert top_level <= set(ALLOWED) | cross_cutting, top_level
 
 
-def test_evaluation_names_no_probe():
-    """The runner, the report and the figures loop over `PROBES`: no module of evaluation/ spells a probe's name as
-    a string, or its function or result class as a name."""
+@pytest.mark.parametrize("part", ["evaluation", "analysis", "report"])
+def test_the_run_its_analysis_and_its_report_name_no_probe(part):
+    """The runner, the analysis, the report and the figures loop over `PROBES`: no module of evaluation/, analysis/
+    or report/ spells a probe's name as a string, or its function or result class as a name."""
     from hf_vitrobust.probes import PROBES
 
     spelled = set()
     for spec in PROBES.values():
         spelled |= {spec.name, spec.probe.__name__, spec.result_type.__name__, spec.result_type.probe_name()}
-    for path in sorted((PACKAGE / "evaluation").glob("*.py")):
+    for path in sorted((PACKAGE / part).glob("*.py")):
         tree = ast.parse(path.read_text())
         strings = {
             node.value
@@ -149,4 +187,114 @@ def test_evaluation_names_no_probe():
             alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names
         }
         found = spelled & (strings | names)
-        assert not found, f"evaluation/{path.name} names probe(s) {sorted(found)}"
+        assert not found, f"{part}/{path.name} names probe(s) {sorted(found)}"
+
+
+# --------------------------------------------------------------------------------------------------- cycles
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the package modules it imports, anywhere in its source (inside functions too). `from X import
+    name` counts as an import of X.name where that is a module, else of X."""
+    paths = {
+        _module_name(path, root): path
+        for path in root.rglob("*.py")
+        if not NOT_CODE & set(path.relative_to(root).parts)
+    }
+    top = root.name
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[: len(package) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                if target.split(".")[0] != top:
+                    continue
+                for alias in node.names:
+                    found.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in paths else target)
+            elif isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names if alias.name.split(".")[0] == top}
+        graph[name] = {target for target in found if target in paths and target != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycle_anywhere():
+    """No two modules import each other, directly or through others, lazy imports inside functions included."""
+    assert _cycles(_import_graph(PACKAGE)) == []
+
+
+def test_the_cycle_check_sees_lazy_imports(tmp_path):
+    """The check is not blind: a cycle closed by an import inside a function is found, and its modules named."""
+    root = tmp_path / "pkg"
+    (root / "sub").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "sub" / "__init__.py").write_text("")
+    (root / "sub" / "a.py").write_text("from .b import thing\n")
+    (root / "sub" / "b.py").write_text("def thing():\n    from . import a\n    return a\n")
+    (root / "sub" / "c.py").write_text("from pkg.sub import a\n")
+    assert _cycles(_import_graph(root)) == [["pkg.sub.a", "pkg.sub.b"]]
+    (root / "sub" / "b.py").write_text("thing = 1\n")
+    assert _cycles(_import_graph(root)) == []
+
+
+def test_no_module_is_over_the_line_limit():
+    """No module of the package is over MAX_MODULE_LINES lines: a longer one holds more than one concept."""
+    long = {
+        path.relative_to(PACKAGE).as_posix(): count
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, long

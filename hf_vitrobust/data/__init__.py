@@ -12,8 +12,18 @@ from typing import Any
 
 from .benchmarks import BENCHMARKS, OPTION_NAMES, RELEASE_ENCODINGS, Benchmark, benchmark_split, get_benchmark
 from .builtin import BuiltinPhotosSource
+from .class_lists import (
+    IMAGENET_9_CLASSES,
+    IMAGENET_9_VARIANTS,
+    ClassSubset,
+    imagenet_9_folder_name,
+    imagenet_a_classes,
+    imagenet_o_classes,
+    imagenet_r_classes,
+    imagenet_to_imagenet_9,
+)
 from .decoding import BadSampleError, DecodedImage, decode_image
-from .hub import HubSource, ParquetSource
+from .hub import HubSource
 from .hub_datasets import hub_sources_markdown
 from .hub_labels import (
     CIFAR10_CLASSES,
@@ -22,6 +32,7 @@ from .hub_labels import (
     ClassNameVariant,
     register_class_name_variant,
 )
+from .hub_parquet import ParquetSource
 from .hub_schemas import (
     HUB_SCHEMAS,
     UNSTREAMABLE_REPOS,
@@ -35,26 +46,18 @@ from .hub_schemas import (
     register_hub_schema,
     register_unstreamable_repo,
 )
+from .loading import ImageNetOSource, load_benchmark, parse_hub_spec, resolve_source
 from .local import ImageFolderSource
-from .protocols import (
-    IMAGENET_9_CLASSES,
-    IMAGENET_9_VARIANTS,
-    ClassSubset,
-    imagenet_9_folder_name,
-    imagenet_a_classes,
-    imagenet_o_classes,
-    imagenet_r_classes,
-    imagenet_to_imagenet_9,
-)
-from .registry import (
+from .samples import (
+    NO_LABEL,
     CellLimitedSource,
-    ImageNetOSource,
     LimitedSource,
-    load_benchmark,
-    parse_hub_spec,
-    resolve_source,
+    RawSample,
+    Sample,
+    SchemaError,
+    SkipReport,
+    Source,
 )
-from .samples import NO_LABEL, RawSample, Sample, SchemaError, SkipReport, Source
 
 # Sources of released arrays/videos and of generated corruptions live in their own modules and are imported on
 # first use, so that importing the package does not need PyAV.

@@ -2,7 +2,7 @@
 """The benchmarks of the robustness studies (Paul & Chen 2022; Park & Kim 2022): one `Benchmark` spec each.
 
 A `Benchmark` is the single description of a benchmark: its label space, the class subset its metric is computed
-on, its task and its `kind` (how `hf_vitrobust.evaluation.benchmark_kinds` scores and shows it), the
+on, its task and its `kind` (how `hf_vitrobust.analysis.kinds` scores and shows it), the
 `load_benchmark` options it takes with their valid values (`check_options`, used by the suite loader and by
 `load_benchmark`), the clean benchmark it is generated from, and its Hub copies (read from the registered Hub
 schemas). `BENCHMARKS` is the `Registry` of them; a plug-in registers its own with `BENCHMARKS.register(name, b)`.
@@ -29,9 +29,9 @@ from ..constants import (
 from ..models.imagenet import IMAGENET_CLASS_NAMES
 from ..registry import Registry, did_you_mean
 from .builtin import BUILTIN_SOURCE
+from .class_lists import ClassSubset, imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
 from .hub_labels import CIFAR10_CLASSES, CIFAR100_CLASSES
 from .hub_schemas import HUB_SCHEMAS, HubSchema, hub_schemas_for
-from .protocols import ClassSubset, imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
 from .samples import SchemaError, Source
 
 TASKS = ("classification", "ood", "sequence", "background")
@@ -54,7 +54,7 @@ class Benchmark:
     class_subset: ImageNet-A/R: the classes the logits are cut to before the argmax; ImageNet-O: the score mask
         and the classes of its in-distribution half.
     task: "classification", "ood" (ImageNet-O), "sequence" (ImageNet-P) or "background" (ImageNet-9).
-    kind: how it is scored, summarised and shown: a name of `hf_vitrobust.evaluation.BENCHMARK_KINDS` ("clean",
+    kind: how it is scored, summarised and shown: a name of `hf_vitrobust.analysis.BENCHMARK_KINDS` ("clean",
         "masked" (ImageNet-A/R), "corruption", "perturbation", "ood", "background"); written into results.json.
     corruptions / severities: the corruptions and severities it has (the "corruptions" and "severities" options).
     variants: its variants (ImageNet-9) or perturbations (ImageNet-P): the "variant" option; `variant_groups` are
@@ -77,6 +77,8 @@ class Benchmark:
     hub_schemas_from: the benchmark whose registered Hub schemas this one reads (imagenet-train: imagenet-val's
         ILSVRC/imagenet-1k; cifar100-train: cifar100's uoft-cs/cifar100): the same repositories, label mapping and
         checks, read at `split`. None: its own schemas.
+    alexnet_baseline: whether its corruption errors are normalised by AlexNet's (ImageNet-C: the mCE of Hendrycks &
+        Dietterich, with the "mce" protocol part choosing between the normalised and unnormalised means).
     """
 
     name: str
@@ -101,6 +103,7 @@ class Benchmark:
     released_size: int | None = None
     split: str | None = None
     hub_schemas_from: str | None = None
+    alexnet_baseline: bool = False
 
     @property
     def num_classes(self) -> int:
@@ -137,8 +140,8 @@ class Benchmark:
     @property
     def clean(self) -> str | None:
         """The clean benchmark whose predictions give this one's clean error (ImageNet-C's relative mCE): the one a
-        corruption benchmark is generated from; None for the other kinds."""
-        return self.generated_from if self.kind == "corruption" else None
+        benchmark of corruptions is generated from; None for the others (ImageNet-P's sequences included)."""
+        return self.generated_from if self.corruptions else None
 
     @property
     def option_names(self) -> tuple[str, ...]:
@@ -332,6 +335,7 @@ for _benchmark in (
         folder_layout="corruption_severity",
         generated_from="imagenet-val",
         released_size=224,
+        alexnet_baseline=True,
     ),
     _imagenet(
         "imagenet-p",

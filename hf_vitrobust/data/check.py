@@ -17,8 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .hub import DatasetsSource
-from .registry import Benchmark, ImageNetOSource, get_benchmark, load_benchmark
+from .datasets_source import DatasetsSource
+from .loading import Benchmark, ImageNetOSource, get_benchmark, load_benchmark
 from .samples import NO_LABEL, RawSample, SchemaError, SkipReport, Source, decode_raw_sample
 
 

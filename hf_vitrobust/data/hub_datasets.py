@@ -15,6 +15,7 @@ with what to use instead.
 from __future__ import annotations
 
 from ..constants import SEVERITIES, STANDARD_CORRUPTIONS
+from .class_lists import imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
 from .hub_labels import CLASS_NAME_VARIANTS, ClassNameVariant, register_class_name_variant
 from .hub_schemas import (
     HUB_SCHEMAS,
@@ -25,7 +26,6 @@ from .hub_schemas import (
     register_hub_schema,
     register_unstreamable_repo,
 )
-from .protocols import imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
 
 #: When the pages were read (stored copies of the public pages; the pages' own dates are in each entry).
 READ_ON = "2026-12-01"

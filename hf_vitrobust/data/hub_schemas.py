@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..registry import Registry
-from .protocols import ClassSubset
+from .class_lists import ClassSubset
 from .samples import SchemaError
 
 #: How a schema's label column maps onto the benchmark's label space.

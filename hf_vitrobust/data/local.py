@@ -30,7 +30,7 @@ from typing import Any
 
 from ..constants import ALL_CORRUPTIONS, IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS
 from ..models.imagenet import imagenet_wnid_to_index
-from .protocols import ClassSubset, imagenet_9_folder_name
+from .class_lists import ClassSubset, imagenet_9_folder_name
 from .samples import NO_LABEL, RawSample, SchemaError, Source
 
 #: Folder layouts `ImageFolderSource` reads.

@@ -30,13 +30,18 @@ from typing import Any
 
 import yaml
 
+from ..analysis.analyze import analyze
+from ..analysis.findings import findings_of
+from ..analysis.published import PAPERS, PublishedNumber, published_numbers
+from ..analysis.published_vs_ours import PAPER_SUITES
+from ..analysis.record import model_key
+from ..analysis.results import RESULTS_FILE, load_results, merge_results
 from ..atomic_files import write_text_atomic
 from ..probes.spec import PROBES
 from ..registry import did_you_mean
-from .findings import findings_of
-from .published import PAPERS, PublishedNumber, published_numbers
-from .reproduction import PAPER_SUITES
-from .results import RESULTS_FILE, load_results, model_key
+from ..report.document import write_report
+from .config import EvaluationConfig
+from .runner import evaluate
 from .suite import Suite, load_suite
 
 #: The pair `vitrobust reproduce` runs when none is named: the paper's headline comparison.
@@ -419,10 +424,6 @@ def run_reproduction(
     """Run every leg of `plan` into `<output>/legs/<leg>/` (`evaluate_options` go to `EvaluationConfig`: limit,
     batch_size, precision, device, seed, resume, progress, the interval settings), record the reproduction in each
     leg's results.json, and write the combined report and reproduction.json. Returns reproduction.json's dict."""
-    from .report import write_report
-    from .reproduction_report import REPRODUCTION_KEY, reproduction_summary
-    from .results import merge_results
-    from .runner import EvaluationConfig, evaluate
 
     output = Path(output)
     if not plan.legs:
@@ -447,13 +448,16 @@ def run_reproduction(
         stored["reproduction"] = reproduction_record(plan, leg, str(stored["models"][0]["key"]))
         write_text_atomic(folder / RESULTS_FILE, json.dumps(stored, indent=1) + "\n")
         folders.append(folder)
-    loaded = load_results(folders)
-    merged = merge_results(loaded)
-    summary = reproduction_summary(merged)
-    record = {"plan": plan.to_dict(), "runs": [str(f.relative_to(output)) for f in folders], **summary}
+    merged = merge_results(load_results(folders))
+    analysis = analyze(merged)
+    record = {
+        "plan": plan.to_dict(),
+        "runs": [str(f.relative_to(output)) for f in folders],
+        **analysis.reproduction(),
+    }
     write_text_atomic(output / REPRODUCTION_FILE, json.dumps(record, indent=1, allow_nan=True) + "\n")
     if report:
-        merged[0][REPRODUCTION_KEY] = summary
+        analysis.store(merged)
         write_report(merged, output)
     return record
 

@@ -9,8 +9,10 @@ A run validates everything first (suite, sources, label spaces, options), then, 
    file per chunk; rank 0 merges the chunks into `predictions/<model>/<benchmark>.parquet` and computes the metrics;
 2. runs each probe on its selected images (chosen from the clean predictions, the same on every rank), chunk by
    chunk across the ranks, one partial result file per chunk, merged by rank 0.
-Then rank 0 writes results.json and the report. Every file is written atomically; `resume=True` skips the chunks
-already on disk, so a killed run continues where it stopped and ends with the same results.
+Then rank 0 analyses the run once (`analysis.analyze`, on the predictions it holds in memory: intervals, model
+comparisons, published numbers and findings) and writes results.json and the report. Every file is written
+atomically; `resume=True` skips the chunks already on disk, so a killed run continues where it stopped and ends
+with the same results.
 """
 
 from __future__ import annotations
@@ -18,41 +20,36 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 import torch
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from .. import __version__
-from ..constants import DEFAULT_MODEL, LABEL_SPACE_CLASSES
-from ..data import BENCHMARKS, Benchmark, SkipReport, Source, get_benchmark, load_benchmark
-from ..metrics.intervals import DEFAULT_CONFIDENCE_LEVEL, DEFAULT_NUM_RESAMPLES
-from ..models.classifier import Classifier, load_classifier
-from ..registry import did_you_mean
+from ..analysis.analyze import analyze
+from ..analysis.kinds import benchmark_metrics, summary_headlines
+from ..analysis.predictions import PREDICTION_SCHEMA, empty_columns, keeps_logits, prediction_rows, to_table
+from ..analysis.protocols import protocol_record
+from ..analysis.record import benchmark_record, model_key, new_record, predictions_path
+from ..analysis.results import SCHEMA_VERSION, json_safe, merge_results, summary_table
+from ..analysis.scoring import clean_of_generated
+from ..constants import LABEL_SPACE_CLASSES
+from ..data import Benchmark, SkipReport, Source, load_benchmark
+from ..models.classifier import Classifier
+from ..models.loading import load_classifier
+from ..probes.spec import ProbeNotApplicable, get_probe
+from ..report.document import write_report
+from .config import PRECISIONS, EvaluationConfig, EvaluationError
 from .distributed import ProcessGroup, process_group
-from .predictions import PREDICTION_SCHEMA, empty_columns, keeps_logits, prediction_rows, to_table
-from .probe_tasks import ProbeNotApplicable, get_probe_task, select_probe_places
+from .model_input import ModelInput, model_input
+from .probe_images import select_probe_places
 from .progress import RunProgress
-from .protocols import ModelInput, benchmark_protocol, model_input, protocol_record
-from .results import (
-    SCHEMA,
-    SCHEMA_VERSION,
-    environment,
-    json_safe,
-    model_key,
-    provenance,
-    summary_table,
-    utc_now,
-)
-from .scoring import benchmark_metrics, clean_of_generated, headline
 from .store import (
     ChunkStore,
     load_tensors,
@@ -61,7 +58,7 @@ from .store import (
     write_json_atomic,
     write_parquet_atomic,
 )
-from .stream_merge import merge_stream_chunks
+from .stream_merge import merge_stream_chunks, read_merged
 from .streams import (
     ChunkDataset,
     ChunkInputs,
@@ -75,20 +72,9 @@ from .streams import (
     plan_stream,
     read_places,
 )
-from .suite import SUBSETS, BenchmarkSpec, Suite, load_suite
-from .uncertainty import (
-    DEFAULT_TARGET_HALF_WIDTH,
-    NotedEstimator,
-    UncertaintySettings,
-    compare_models,
-    headline_estimators,
-    intervals_of,
-    subset_note,
-)
+from .suite import BenchmarkSpec, Suite
 
 logger = logging.getLogger(__name__)
-
-PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 #: Run settings that change results: a resumed run must use the same ones.
 _RESULT_SETTINGS = (
@@ -98,56 +84,6 @@ _RESULT_SETTINGS = (
 #: How the chunk files of a stream are cut: per shard of the source (`streams.StreamPlan`). Run folders of
 #: versions that cut the whole stream (chunk k of every process's full read) record none and cannot be resumed.
 CHUNK_LAYOUT = "per-shard"
-#: Where generated ImageNet-C / -P images are corrupted.
-CORRUPTION_DEVICES = ("auto", "workers", "device")
-
-
-@dataclass
-class EvaluationConfig:
-    """One run. Empty / None fields take the suite's values (models: the suite's, else the builtin model).
-
-    data: benchmark name -> source string (Hub id, local path, "generated:<clean source>", "builtin"), overriding
-        the suite's. limit: at most this many images per benchmark (clean images for generated ImageNet-C/-P, per
-        half for ImageNet-O). subset: which images a limit keeps, "first" (the first of the stream) or "random" (a
-        uniform random sample drawn with the run's seed, `Source.sampled`); None: each benchmark's suite entry's,
-        else "first". precision: autocast dtype of the benchmark passes (probes run in float32).
-    confidence_level, num_resamples, interval_method ("wilson" or "clopper-pearson", for proportions),
-        target_half_width: the intervals of the headline numbers (`evaluation.uncertainty`); they are computed
-        from the predictions, so `vitrobust report` can recompute them with other settings.
-    protocols: benchmark name -> {protocol part: name} (`hf_vitrobust.evaluation.protocols`), over the suite's
-        choices, e.g. {"imagenet-c": {"preprocessing": "native-resize"}}.
-    """
-
-    models: Sequence[str] = ()
-    suite: str = "demo"
-    data: Mapping[str, str] = field(default_factory=dict)
-    protocols: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    limit: int | None = None
-    subset: str | None = None
-    batch_size: int | None = None
-    precision: str = "fp32"
-    compile: bool = False
-    num_workers: int = 0
-    output: str | os.PathLike = "vitrobust-results"
-    resume: bool = False
-    seed: int | None = None
-    device: str | None = None
-    report: bool = True
-    progress: bool = True
-    corruption_device: str = "auto"
-    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
-    num_resamples: int = DEFAULT_NUM_RESAMPLES
-    interval_method: str = "wilson"
-    target_half_width: float = DEFAULT_TARGET_HALF_WIDTH
-
-
-class EvaluationError(ValueError):
-    """A run that cannot start: a bad option, name, source or label space; raised before any work."""
-
-
-def _check_positive(name: str, value: int | None, minimum: int = 1) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
-        raise EvaluationError(f"{name} must be an integer >= {minimum}, got {value!r}.")
 
 
 @dataclass
@@ -190,88 +126,22 @@ class Runner:
 
     def __init__(self, config: EvaluationConfig) -> None:
         self.config = config
-        try:
-            self.suite: Suite = load_suite(config.suite)
-        except (ValueError, FileNotFoundError) as error:
-            raise EvaluationError(str(error)) from error
-        if config.precision not in PRECISIONS:
-            raise EvaluationError(
-                f"precision must be one of {', '.join(PRECISIONS)}, got {config.precision!r}."
-                + did_you_mean(config.precision, PRECISIONS, n=3)
-            )
-        _check_positive("limit", config.limit)
-        if config.subset is not None and config.subset not in SUBSETS:
-            raise EvaluationError(
-                f"subset must be one of {', '.join(SUBSETS)}, got {config.subset!r}."
-                + did_you_mean(config.subset, SUBSETS, n=1)
-            )
-        _check_positive("batch_size", config.batch_size)
-        _check_positive("num_workers", config.num_workers, minimum=0)
-        if config.seed is not None:
-            _check_positive("seed", config.seed, minimum=0)
-        if config.corruption_device not in CORRUPTION_DEVICES:
-            raise EvaluationError(
-                f"corruption_device must be one of {', '.join(CORRUPTION_DEVICES)}, got "
-                f"{config.corruption_device!r}."
-                + did_you_mean(config.corruption_device, CORRUPTION_DEVICES, n=2)
-            )
-        self.seed = self.suite.seed if config.seed is None else config.seed
-        try:
-            self.uncertainty = UncertaintySettings(
-                confidence_level=config.confidence_level,
-                num_resamples=config.num_resamples,
-                proportion_method=config.interval_method,
-                seed=self.seed,
-                target_half_width=config.target_half_width,
-            )
-        except ValueError as error:
-            raise EvaluationError(str(error)) from error
-        self.batch_size = config.batch_size or self.suite.batch_size
-        self.chunk_size = self.suite.chunk_size
-        suite_benchmarks = [spec.name for spec in self.suite.benchmarks]
-        for name in config.data:
-            if name not in suite_benchmarks:
-                known = name in BENCHMARKS
-                raise EvaluationError(
-                    f"--data {name}=...: "
-                    + (
-                        f"the suite {self.suite.name!r} has no benchmark {name!r}"
-                        if known
-                        else f"unknown benchmark {name!r}"
-                    )
-                    + f" (its benchmarks: {', '.join(suite_benchmarks)})."
-                    + did_you_mean(name, suite_benchmarks, n=3)
-                )
-        specs = list(config.models) or list(self.suite.models) or [DEFAULT_MODEL]
-        if len(set(specs)) != len(specs):
-            raise EvaluationError(f"A model is given twice: {specs}.")
-        self.model_specs = specs
+        resolved = config.resolve()
+        self.suite: Suite = resolved.suite
+        self.seed = resolved.seed
+        self.uncertainty = resolved.uncertainty
+        self.batch_size = resolved.batch_size
+        self.chunk_size = resolved.chunk_size
+        self.model_specs = resolved.model_specs
+        self.benchmarks: dict[str, Benchmark] = resolved.benchmarks
+        self.protocols: dict[str, dict[str, str]] = resolved.protocols
         self.output = Path(config.output)
         self.work = self.output / ".work"
         self.group: ProcessGroup = process_group(config.device)
-        self.benchmarks: dict[str, Benchmark] = {s.name: get_benchmark(s.name) for s in self.suite.benchmarks}
-        for name in config.protocols:
-            if name not in suite_benchmarks:
-                raise EvaluationError(
-                    f"--protocol {name}.PART=NAME: the suite {self.suite.name!r} has no benchmark {name!r} (its "
-                    f"benchmarks: {', '.join(suite_benchmarks)})." + did_you_mean(name, suite_benchmarks, n=3)
-                )
-        try:
-            self.protocols: dict[str, dict[str, str]] = {
-                spec.name: benchmark_protocol(
-                    self.benchmarks[spec.name],
-                    spec.protocol,
-                    dict(config.protocols.get(spec.name, {})),
-                    where=f"--protocol {spec.name}",
-                )
-                for spec in self.suite.benchmarks
-            }
-        except ValueError as error:
-            raise EvaluationError(str(error)) from error
         self.unavailable: dict[str, str] = {}  # optional benchmarks without a source -> why
         self.subsets: dict[str, dict[str, Any]] = {}  # benchmark -> the images its limit kept (results.json)
         self.settings = {
-            "models": specs,
+            "models": self.model_specs,
             "suite": self.suite.name,
             "data": dict(sorted(config.data.items())),
             "limit": config.limit,
@@ -505,7 +375,7 @@ class Runner:
         path = self.output / "predictions" / entry.key / f"{name}.parquet"
         report, num_items = merge_stream_chunks(name, store, len(plan.shards()), path)
         columns = [column for column in PREDICTION_SCHEMA.names if column != "metadata"]
-        return pq.read_table(path, columns=columns).to_pandas(), report, num_items
+        return read_merged(name, path, columns).to_pandas(), report, num_items
 
     # ------------------------------------------------------------------------------------------------ probes
     def _run_probes(
@@ -519,7 +389,7 @@ class Runner:
         skipped: dict[str, Any] = {}
         jobs = []  # (spec, task, chunks of positions, their store, this rank's chunks still to do)
         for spec in self.suite.probes:
-            task = get_probe_task(spec.name)
+            task = get_probe(spec.name)
             if spec.benchmark in entry.skipped:
                 skipped[spec.name] = {"skipped": entry.skipped[spec.benchmark], "benchmark": spec.benchmark}
                 continue
@@ -577,34 +447,24 @@ class Runner:
 
     # ---------------------------------------------------------------------------------------------------- run
     def run(self) -> dict[str, Any]:
+        """Run every model on every benchmark and probe, then analyse (`analysis.analyze`, once, on the predictions
+        in memory) and write results.json and the report (rank 0)."""
         # load_suite has checked that every probe reads a clean classification benchmark of the suite.
         plans = self._plans()
         models = self._load_models()
         self._prepare_folder()
         started = time.perf_counter()
-        results: dict[str, Any] = {
-            "schema": SCHEMA,
-            "schema_version": SCHEMA_VERSION,
-            "created": utc_now(),
-            "hf_vitrobust_version": __version__,
-            "complete": False,
-            "suite": self.suite.to_dict(),
-            "seed": self.seed,
-            "settings": self.settings,
-            "environment": environment(self.group.device, self.group.world_size),
-            "provenance": provenance(),
-            "models": [entry.describe() for entry in models],
-            "benchmarks": {},
-            "metrics": {},
-            "probes": {},
-            "predictions": {},
-            "figures": {},
-            "timing": {},
-            "summary": {},
-            "uncertainty": self.uncertainty.to_dict(),
-            "intervals": {},
-        }
-        estimators: dict[str, dict[str, NotedEstimator]] = {}
+        results = new_record(
+            version=__version__,
+            suite=self.suite.to_dict(),
+            seed=self.seed,
+            settings=self.settings,
+            device=self.group.device,
+            num_processes=self.group.world_size,
+            models=[entry.describe() for entry in models],
+            uncertainty=self.uncertainty.to_dict(),
+        )
+        frames: dict[str, dict[str, pd.DataFrame]] = {}  # model key -> benchmark -> predictions (rank 0)
         progress = RunProgress(
             self.work,
             self.group.rank,
@@ -613,92 +473,26 @@ class Runner:
             self.config.progress,
         )
         for entry in models:
-            # channels-last convolutions are up to 2x faster on CPUs and GPUs (as timm's validate.py
-            # --channels-last); attention layers are unaffected.
-            entry.classifier.to(memory_format=torch.channels_last)
-            models_by_benchmark: dict[str, torch.nn.Module] = {
-                name: torch.compile(given.classifier) if self.config.compile else given.classifier
-                for name, given in entry.inputs.items()
-            }
-            frames: dict[str, pd.DataFrame] = {}
-            timing: dict[str, float] = {}
-            metrics: dict[str, Any] = {}
-            summary: dict[str, Any] = {}
-            for name, reason in entry.skipped.items():
-                metrics[name] = {"skipped": reason}
-            for name, plan in plans.items():
-                if name in entry.skipped:
-                    continue
-                begin = time.perf_counter()
-                self._run_stream(entry, name, plan, models_by_benchmark[name], progress)
-                self.group.barrier()
-                if self.group.is_main:
-                    frame, report, num_items = self._merge_stream(entry, name, plan)
-                    frames[name] = frame
-                    source = plan.source.describe()
-                    record = results["benchmarks"].get(name, {}).get("protocol") or protocol_record(
-                        plan.benchmark, self.protocols[name], source
-                    )
-                    record.setdefault("models", {})[entry.key] = entry.inputs[name].to_dict()
-                    results["benchmarks"][name] = {
-                        "task": plan.benchmark.task,
-                        "kind": plan.benchmark.kind,
-                        "label_space": plan.benchmark.label_space,
-                        "source": source,
-                        "generated": bool(source.get("generated", False)),
-                        "num_samples": len(frame),
-                        "num_source_items": num_items,
-                        "skipped": report.to_dict(),
-                        "options": json_safe(plan.options),
-                        "protocol": json_safe(record),
-                        "subset": dict(self.subsets[name]),
-                    }
-                    results["predictions"].setdefault(entry.key, {})[name] = (
-                        f"predictions/{entry.key}/{name}.parquet"
-                    )
-                timing[name] = time.perf_counter() - begin
-            if self.group.is_main:
-                for name, frame in frames.items():
-                    clean = clean_of_generated(
-                        frame,
-                        frames.get(self.benchmarks[name].clean or ""),
-                        plans[name].generated is not None,
-                    )
-                    protocol = self.protocols[name]
-                    computed = benchmark_metrics(self.benchmarks[name], frame, clean, protocol)
-                    metrics[name] = json_safe(computed)
-                    summary.update(headline(self.benchmarks[name], metrics[name], protocol))
-                    note = subset_note(results["benchmarks"][name].get("subset"))
-                    for label, estimator in headline_estimators(
-                        self.benchmarks[name], frame, clean, protocol
-                    ).items():
-                        estimators.setdefault(entry.key, {})[label] = (estimator, note)
-                results["intervals"][entry.key] = intervals_of(
-                    estimators.get(entry.key, {}), self.uncertainty
-                )
+            frames[entry.key] = self._run_benchmarks(entry, plans, results, progress)
             probe_started = time.perf_counter()
             probes = {}
             if self.suite.probes:
                 selections = (
-                    select_probe_places(self.suite.probes, frames, self.seed) if self.group.is_main else None
+                    select_probe_places(self.suite.probes, frames[entry.key], self.seed)
+                    if self.group.is_main
+                    else None
                 )
                 probes = self._run_probes(entry, plans, self.group.broadcast(selections))
-            timing["probes"] = time.perf_counter() - probe_started
             if self.group.is_main:
-                results["metrics"][entry.key] = metrics
+                results["timing"][entry.key]["probes"] = time.perf_counter() - probe_started
                 results["probes"][entry.key] = probes
-                results["timing"][entry.key] = timing
-                results["summary"][entry.key] = summary
                 self._write_results(results)
         progress.close()
-        if self.group.is_main and len(estimators) > 1:
-            results["comparisons"] = compare_models(estimators, self.uncertainty)
         results["complete"] = True
         results["wall_seconds"] = time.perf_counter() - started
         if self.group.is_main:
+            analyze(merge_results([results]), self.uncertainty, frames=frames).store([results])
             if self.config.report:
-                from .report import write_report
-
                 written = write_report(results, self.output)
                 results["figures"] = written.get("figures", {})
             self._write_results(results)
@@ -708,6 +502,61 @@ class Runner:
                 print(f"results: {self.output / 'results.json'}{report}")
         self.group.barrier()
         return results
+
+    def _run_benchmarks(
+        self, entry: _ModelEntry, plans: dict[str, StreamPlan], results: dict[str, Any], progress: RunProgress
+    ) -> dict[str, pd.DataFrame]:
+        """One model on every benchmark: every process streams its chunks; rank 0 merges them, records each
+        benchmark and its metrics and summary in `results`, and returns the predictions frames."""
+        # channels-last convolutions are up to 2x faster on CPUs and GPUs (as timm's validate.py
+        # --channels-last); attention layers are unaffected.
+        entry.classifier.to(memory_format=torch.channels_last)
+        models_by_benchmark: dict[str, torch.nn.Module] = {
+            name: torch.compile(given.classifier) if self.config.compile else given.classifier
+            for name, given in entry.inputs.items()
+        }
+        frames: dict[str, pd.DataFrame] = {}
+        timing: dict[str, float] = {}
+        metrics: dict[str, Any] = {name: {"skipped": reason} for name, reason in entry.skipped.items()}
+        summary: dict[str, Any] = {}
+        for name, plan in plans.items():
+            if name in entry.skipped:
+                continue
+            begin = time.perf_counter()
+            self._run_stream(entry, name, plan, models_by_benchmark[name], progress)
+            self.group.barrier()
+            if self.group.is_main:
+                frame, report, num_items = self._merge_stream(entry, name, plan)
+                frames[name] = frame
+                source = plan.source.describe()
+                record = results["benchmarks"].get(name, {}).get("protocol") or protocol_record(
+                    plan.benchmark, self.protocols[name], source
+                )
+                record.setdefault("models", {})[entry.key] = entry.inputs[name].to_dict()
+                results["benchmarks"][name] = benchmark_record(
+                    plan.benchmark,
+                    source,
+                    num_samples=len(frame),
+                    num_source_items=num_items,
+                    skipped=report.to_dict(),
+                    options=plan.options,
+                    protocol=record,
+                    subset=self.subsets[name],
+                )
+                results["predictions"].setdefault(entry.key, {})[name] = predictions_path(entry.key, name)
+            timing[name] = time.perf_counter() - begin
+        if self.group.is_main:
+            for name, frame in frames.items():
+                clean = clean_of_generated(
+                    frame, frames.get(self.benchmarks[name].clean or ""), plans[name].generated is not None
+                )
+                protocol = self.protocols[name]
+                metrics[name] = json_safe(benchmark_metrics(self.benchmarks[name], frame, clean, protocol))
+                summary.update(summary_headlines(self.benchmarks[name], metrics[name], protocol))
+            results["metrics"][entry.key] = metrics
+            results["timing"][entry.key] = timing
+            results["summary"][entry.key] = summary
+        return frames
 
     @staticmethod
     def _expected_samples(models: list[_ModelEntry], plans: dict[str, StreamPlan]) -> int | None:
@@ -733,14 +582,4 @@ def evaluate(config: EvaluationConfig | None = None, **kwargs: Any) -> dict[str,
     return Runner(config).run()
 
 
-__all__ = [
-    "DEFAULT_MODEL",
-    "LABEL_SPACE_CLASSES",
-    "PRECISIONS",
-    "EvaluationConfig",
-    "EvaluationError",
-    "Runner",
-    "evaluate",
-    "open_benchmark",
-    "summary_table",
-]
+__all__ = ["CHUNK_LAYOUT", "Runner", "evaluate", "open_benchmark"]

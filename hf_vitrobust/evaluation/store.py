@@ -169,7 +169,7 @@ class ChunkStore:
                 f"hf_vitrobust; the source has {num_shards} shards, whose chunks are now cut per file: continue "
                 "in a new --output."
             )
-        from .predictions import with_derived_columns
+        from ..analysis.predictions import with_derived_columns
 
         for index in legacy:
             table = pq.read_table(self.path(index))

@@ -2,8 +2,8 @@
 """Rank 0's merge of a benchmark's chunk files into its predictions file, one chunk at a time.
 
 The chunks are appended in stream order (shard by shard, chunk by chunk) to one parquet writer, so the merge holds
-one chunk in memory, whatever the length of the stream; the checks that no sample was lost or evaluated twice read
-back only the id and position columns of the merged file.
+one chunk in memory, whatever the length of the stream. The merged file is then read back once (`read_merged`, the
+columns the analysis needs), and that read is checked: no sample evaluated twice, rows in stream order.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..analysis.predictions import PREDICTION_SCHEMA, chunk_skips, with_derived_columns
 from ..atomic_files import atomic_path
 from ..data import SkipReport
 from ..data.samples import MAX_REPORTED_SKIPS
-from .predictions import PREDICTION_SCHEMA, chunk_skips, with_derived_columns
 from .store import ChunkStore
 
 
 def merge_stream_chunks(name: str, store: ChunkStore, num_shards: int, path: Path) -> tuple[SkipReport, int]:
     """Every chunk of every shard of `store`, in order, written to `path` (atomically); returns the merged skip
     report and the number of raw samples the stream had. Fails loudly on a shard no process finished, a chunk never
-    written, a sample evaluated twice or rows out of order."""
+    written (`read_merged` checks for a sample evaluated twice or rows out of order)."""
     ends = [store.shard_end(shard) for shard in range(num_shards)]
     unfinished = [shard for shard, end in enumerate(ends) if end is None]
     if unfinished:
@@ -48,8 +48,16 @@ def merge_stream_chunks(name: str, store: ChunkStore, num_shards: int, path: Pat
                 writer.write_table(
                     with_derived_columns(table.replace_schema_metadata(None)).cast(PREDICTION_SCHEMA)
                 )
-    check_merged(name, pq.read_table(path, columns=["shard", "position", "sample_id"]))
     return report, num_items
+
+
+def read_merged(name: str, path: Path, columns: list[str]) -> pa.Table:
+    """The merged predictions file's `columns` (shard, position and sample_id always among them), read once and
+    checked (`check_merged`)."""
+    needed = ["shard", "position", "sample_id"]
+    table = pq.read_table(path, columns=list(dict.fromkeys([*columns, *needed])))
+    check_merged(name, table)
+    return table.select(columns)
 
 
 def check_merged(name: str, table: pa.Table) -> None:
@@ -68,4 +76,4 @@ def check_merged(name: str, table: pa.Table) -> None:
             raise RuntimeError(f"{name}: the merged predictions are out of stream order.")
 
 
-__all__ = ["check_merged", "merge_stream_chunks"]
+__all__ = ["check_merged", "merge_stream_chunks", "read_merged"]

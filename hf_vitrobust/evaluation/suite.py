@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..analysis.kinds import BENCHMARK_KINDS
+from ..analysis.protocols import check_protocol
 from ..data import BENCHMARKS
 from ..data.benchmarks import OPTION_NAMES
 from ..registry import did_you_mean
-from .benchmark_kinds import BENCHMARK_KINDS
-from .protocols import check_protocol
 
 SUITE_NAMES = ("paper", "mechanisms", "quick", "demo")
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -61,7 +61,7 @@ class BenchmarkSpec:
     expanded ("corruptions: all" -> the 19 names). report: free-form hints for the report (e.g. {"paper_figures":
     true}). optional: a benchmark that has no source (no Hub copy, none in the suite, no --data) is skipped and
     recorded as skipped instead of stopping the run before it starts. protocol: the suite's choices of the
-    benchmark's evaluation protocol (`hf_vitrobust.evaluation.protocols`: part -> name, e.g. {"class_mask":
+    benchmark's evaluation protocol (`hf_vitrobust.analysis.protocols`: part -> name, e.g. {"class_mask":
     "paul-chen-1000"}); the parts not given keep their canonical default. subset: which samples a limit keeps,
     "first" (the first of the stream; also what None means) or "random" (a uniform random sample drawn with the
     run's seed); `--subset` overrides it.
@@ -93,7 +93,7 @@ class BenchmarkSpec:
 
 @dataclass(frozen=True)
 class SuiteProbe:
-    """One probe of a suite: the `PROBE_TASKS` entry `name` on `num_images` clean images of `benchmark`, with the
+    """One probe of a suite: the `probes.PROBES` entry `name` on `num_images` clean images of `benchmark`, with the
     probe function's keyword arguments `params`."""
 
     name: str
@@ -351,22 +351,22 @@ def _benchmark_spec(name: str, entry: Any, where: str) -> BenchmarkSpec:
 # Probes
 
 
-def _probe_tasks() -> Any:
-    # Imported on use: the task registry pulls in every probe (and torch), which reading a suite file must not.
-    from . import probe_tasks
+def _probe_registry() -> Any:
+    """`probes.PROBES`, imported on use: it pulls in every probe (and torch), which reading a suite file must not."""
+    from ..probes.spec import PROBES
 
-    return probe_tasks
+    return PROBES
 
 
 def _probe_spec(key: str, entry: Any, benchmarks: dict[str, BenchmarkSpec], where: str) -> SuiteProbe:
-    tasks = _probe_tasks()
-    known = tuple(tasks.PROBE_TASKS)
+    registry = _probe_registry()
+    known = tuple(registry)
     name = key.strip().lower().replace("-", "_")
     if name not in known:
         raise ValueError(
             f"{where}: probes: unknown probe {key!r}.{did_you_mean(name, known, n=3)} Known: {', '.join(known)}."
         )
-    task = tasks.get_probe_task(name)
+    task = registry[name]
     where = f"{where}: probes.{name}"
     entry = {} if entry is None else entry
     if not isinstance(entry, dict):

@@ -8,7 +8,8 @@ the Gradio demo Space; `stage_predictions` / `push_predictions` a run's per-samp
 Where each goes and what it holds: docs/publishing.md.
 """
 
-from .cards import eval_results, render_model_card
+from .card_results import eval_results
+from .cards import render_model_card
 from .model_repo import ImageProcessorSpec, StagingError
 from .predictions_dataset import push_predictions, split_name, stage_predictions
 from .push import PushError, PushResult, push, resolve_token

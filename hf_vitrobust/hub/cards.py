@@ -16,7 +16,6 @@ plain numbers, as the Hub's schema has them. A run without intervals renders as 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -24,12 +23,22 @@ from typing import Any
 
 import yaml
 
-from .model_index import dataset_entry, interval_headline, is_hub_id, is_own_type, metric_table
+from ..analysis.analyze import ANALYSIS_KEY, analyze, stored_analysis
+from ..analysis.results import benchmark_kind, merge_results
+from .card_results import (
+    card_dataset,
+    eval_results,
+    finite_number,
+    format_cell,
+    interval_rows,
+    model_names,
+    run_name,
+)
+from .model_index import is_hub_id, is_own_type
 
 TEMPLATES = "model_card_templates"
 MODEL_CARD_TEMPLATE = "model_card.md.j2"
 METRIC_SPACE_TEMPLATE = "metric_space.md.j2"
-TASK = {"type": "image-classification", "name": "Image Classification"}
 
 _CITATIONS = {
     "paul2022": """@inproceedings{paul2022vision,
@@ -91,41 +100,6 @@ def _render(template: str, **variables: Any) -> str:
     return environment.get_template(template).render(**variables)
 
 
-def _dig(mapping: Mapping[str, Any], path: Sequence[str]) -> Any:
-    value: Any = mapping
-    for key in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
-
-
-def _number(value: Any) -> float | int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return value
-
-
-def _format(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
-    if value is None:
-        return "–"
-    if isinstance(value, list | tuple):
-        return ", ".join(_format(item) for item in value)
-    return str(value).replace("|", "\\|")
-
-
-def run_name(result: Mapping[str, Any]) -> str:
-    """The name of a results run: its folder's name (results.json's parent), else its suite's name."""
-    source = result.get("_source")
-    if source:
-        return Path(source).parent.name
-    return str((result.get("suite") or {}).get("name") or "results")
-
-
 def _suite_argument(result: Mapping[str, Any]) -> str:
     """`--suite` of a run: a shipped suite's name, else the path of the suite file it read."""
     suite = result.get("suite") or {}
@@ -185,174 +159,9 @@ def provenance_note(result: Mapping[str, Any]) -> str:
     return f"hf_vitrobust {version}, commit {commit}{dirty}"
 
 
-def _is_hub_id(value: Any) -> bool:
-    return is_hub_id(value)
-
-
-def _dataset(benchmark: str, info: Mapping[str, Any]) -> dict[str, Any]:
-    """The model-index `dataset` of a benchmark: the fixed table of `hf_vitrobust.hub.model_index`."""
-    return dataset_entry(benchmark, info)
-
-
-def _metric_table(info: Mapping[str, Any], metrics: Mapping[str, Any]):
-    return metric_table(info, metrics)
-
-
-def _model_names(results: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], str]:
-    names = {}
-    for index, result in enumerate(results):
-        by_key = {model.get("key"): model for model in result.get("models") or []}
-        for key in result.get("metrics") or {}:
-            model = by_key.get(key) or {}
-            names[(index, key)] = str(model.get("name") or model.get("spec") or key)
-    return names
-
-
-def _same_model(spec: Any, own: Sequence[str]) -> bool:
-    if not isinstance(spec, str) or not spec:
-        return False
-    for candidate in own:
-        if spec == candidate:
-            return True
-        try:
-            if (
-                Path(spec).expanduser().resolve() == Path(candidate).expanduser().resolve()
-                and Path(spec).exists()
-            ):
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
-
-
-def eval_results(
-    results: Sequence[Mapping[str, Any]],
-    *,
-    model_name: str | None = None,
-    repo_id: str | None = None,
-    own_specs: Sequence[str] = (),
-) -> list[dict[str, Any]]:
-    """The `model-index` of `results`: one entry per evaluated model, with one result per benchmark holding every
-    numeric metric of the benchmark (so one EvalResult per model x benchmark x metric). A model whose spec is
-    `repo_id` or one of `own_specs` (the checkpoint's folder) is this repository's model: its entry is named
-    `model_name`; any other keeps its own name (a card never credits another model's numbers to this one)."""
-    names = _model_names(results)
-    own = [*own_specs, *([repo_id] if repo_id else [])]
-    specs = {
-        (position, model.get("key")): model.get("spec")
-        for position, result in enumerate(results)
-        for model in result.get("models") or []
-    }
-    index: dict[str, dict[str, Any]] = {}
-    for position, result in enumerate(results):
-        run = run_name(result)
-        # The Hub requires a source's url with its name: name the run only where its file will be.
-        source = None
-        if repo_id:
-            url = f"https://huggingface.co/{repo_id}/blob/main/results/{run}/results.json"
-            source = {"name": f"hf_vitrobust results ({run})", "url": url}
-        for key, per_benchmark in (result.get("metrics") or {}).items():
-            is_own = model_name is not None and _same_model(specs.get((position, key)), own)
-            name = model_name if is_own else names[(position, key)]
-            entry = index.setdefault(name, {"name": name, "results": []})
-            for benchmark, metrics in per_benchmark.items():
-                info = (result.get("benchmarks") or {}).get(benchmark) or {}
-                rows = []
-                for path, metric_type, metric_name in _metric_table(info, metrics):
-                    value = _number(_dig(metrics, path))
-                    if value is not None:
-                        rows.append({"type": metric_type, "name": metric_name, "value": value})
-                if rows:
-                    item = {"task": dict(TASK), "dataset": _dataset(benchmark, info), "metrics": rows}
-                    entry["results"].append({**item, "source": source} if source else item)
-    return [entry for entry in index.values() if entry["results"]]
-
-
-_METHOD_NAMES = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson"}
-#: An interval's unit -> what the card counts ("sample": each one an image of the benchmark).
-_UNIT_NAMES = {"sample": "image"}
-#: How close a model-index value and its interval's estimate (in the value's units) must be to be one number.
-_SAME_NUMBER = 1e-6
-
-
-def _counted(count: int, unit: str) -> str:
-    unit = _UNIT_NAMES.get(unit, unit)
-    return f"{count:,} {unit}{'' if count == 1 else 's'}"
-
-
-def interval_description(record: Mapping[str, Any]) -> str:
-    """What an interval is, in words: "95 % Wilson interval, 29 images", or for the bootstrap "95 % percentile
-    bootstrap interval over 29 clean images, 1,000 resamples"."""
-    level = f"{100 * float(record['confidence_level']):g} %"
-    method = str(record.get("method") or "")
-    unit = str(record.get("unit") or "sample")
-    units = record.get("num_units")
-    if "bootstrap" in method and isinstance(units, int):
-        text = f"{level} {method} interval over {_counted(units, unit)}"
-        resamples = record.get("num_resamples")
-        return f"{text}, {resamples:,} resamples" if isinstance(resamples, int) else text
-    return (
-        f"{level} {_METHOD_NAMES.get(method, method)} interval, {_counted(int(record['num_samples']), unit)}"
-    )
-
-
-def _interval_cell(record: Any, value: float, factor: float) -> str | None:
-    """ "value [lo, hi]" in the model-index value's units, where `record` is an interval of that same value."""
-    from ..metrics.intervals import Interval
-
-    if not isinstance(record, Mapping):
-        return None
-    try:
-        interval = Interval.from_dict(dict(record)).scaled(factor)
-    except (TypeError, ValueError):
-        return None
-    numbers = [
-        _number(x) for x in (interval.estimate, interval.low, interval.high, record.get("confidence_level"))
-    ]
-    if any(x is None for x in numbers) or record.get("num_samples") is None:
-        return None
-    if not math.isclose(interval.estimate, value, rel_tol=_SAME_NUMBER, abs_tol=_SAME_NUMBER * factor):
-        return None
-    digits = 2 if factor == 1.0 else 4
-    return f"{value:.{digits}f} [{interval.low:.{digits}f}, {interval.high:.{digits}f}]"
-
-
-def interval_rows(result: Mapping[str, Any], names: Mapping[str, str]) -> tuple[list[list[str]], list[str]]:
-    """The card's rows of a run's model-index values that have an interval: [model, benchmark, metric name,
-    "value [lo, hi]", what the interval is], in the model-index's order; and the distinct caveats of those intervals
-    (first-N subset, samples treated as independent). Both are empty where the run holds no intervals.
-
-    `names`: model key -> the name the card shows. Values are in the model-index's units (a fraction where the
-    metric name says so), the interval scaled to them."""
-    intervals = result.get("intervals") or {}
-    rows: list[list[str]] = []
-    notes: list[str] = []
-    for key, per_benchmark in (result.get("metrics") or {}).items():
-        records = intervals.get(key) or {}
-        if not records:
-            continue
-        for benchmark, metrics in per_benchmark.items():
-            info = (result.get("benchmarks") or {}).get(benchmark) or {}
-            for path, _, metric_name in _metric_table(info, metrics):
-                value = _number(_dig(metrics, path))
-                named = interval_headline(benchmark, path, metrics)
-                if value is None or named is None:
-                    continue
-                record = records.get(named[0])
-                cell = _interval_cell(record, float(value), named[1])
-                if cell is None:
-                    continue
-                rows.append(
-                    [names.get(key, key), benchmark, _format(metric_name), cell, interval_description(record)]
-                )
-                if record.get("note") and record["note"] not in notes:
-                    notes.append(str(record["note"]))
-    return rows, notes
-
-
 def _percent(accuracy: Any) -> float | None:
     """An accuracy in percent: the trainer records fractions."""
-    value = _number(accuracy)
+    value = finite_number(accuracy)
     return None if value is None else float(100 * value if value <= 1 else value)
 
 
@@ -366,13 +175,13 @@ def _training_section(summary: Mapping[str, Any]) -> dict[str, Any]:
             _percent(row.get("eval_accuracy")),
             row.get("seconds"),
         ]
-        history.append([_format(value) for value in values])
+        history.append([format_cell(value) for value in values])
     accuracy = _percent(summary.get("eval_accuracy"))
     return {
-        "recipe": [(str(key), _format(value)) for key, value in recipe.items()],
+        "recipe": [(str(key), format_cell(value)) for key, value in recipe.items()],
         "history": history,
-        "eval_accuracy": None if accuracy is None else _format(accuracy),
-        "wall_seconds": _format(_number(summary.get("wall_seconds"))),
+        "eval_accuracy": None if accuracy is None else format_cell(accuracy),
+        "wall_seconds": format_cell(finite_number(summary.get("wall_seconds"))),
         "epochs": summary.get("epochs"),
     }
 
@@ -406,18 +215,18 @@ def _results_sections(
         summary = result.get("summary") or {}
         headlines = list(dict.fromkeys(h for per_model in summary.values() for h in per_model))
         rows = [
-            [names.get((position, key), key), *(_format(per_model.get(h)) for h in headlines)]
+            [names.get((position, key), key), *(format_cell(per_model.get(h)) for h in headlines)]
             for key, per_model in summary.items()
         ]
         benchmarks = []
         for benchmark, info in (result.get("benchmarks") or {}).items():
-            dataset = _dataset(benchmark, info)
+            dataset = card_dataset(benchmark, info)
             benchmarks.append(
                 [
                     benchmark,
                     dataset["name"],
                     "yes" if info.get("generated") else "no",
-                    _format(info.get("num_samples")),
+                    format_cell(info.get("num_samples")),
                 ]
             )
         suite = result.get("suite") or {}
@@ -504,7 +313,7 @@ def render_model_card(
 
     `checkpoint`: the training summary `vitrobust train` writes (`training_summary.json`), or any mapping with
     "architecture" (and optionally preset, dataset, recipe, history, eval_accuracy). `results`: results.json
-    dicts (`hf_vitrobust.evaluation.results.load_results`). `repo_id`: where it goes (load snippets and links).
+    dicts (`hf_vitrobust.analysis.results.load_results`). `repo_id`: where it goes (load snippets and links).
     `license`: default apache-2.0 (weights trained here from scratch, and results made by hf_vitrobust), "other"
     for a checkpoint that started from pretrained weights. `own_specs`: model specs (e.g. the checkpoint's folder)
     that the results name this repository's model by; results of other models keep their own names.
@@ -524,7 +333,7 @@ def render_model_card(
     else:
         model_name = repo_name
     model_index = eval_results(results, model_name=model_name, repo_id=repo_id, own_specs=own_specs)
-    names = _model_names(results)
+    names = model_names(results)
 
     if license is None:
         license = "other" if summary is not None and summary.get("pretrained") else "apache-2.0"
@@ -534,7 +343,7 @@ def render_model_card(
     tags += sorted({b for r in results for b in (r.get("benchmarks") or {})})
     datasets = []
     trained_on = _dataset_name(summary) if summary is not None else None
-    if _is_hub_id(trained_on) and not Path(trained_on).exists():  # "org/name", not a local folder
+    if is_hub_id(trained_on) and not Path(trained_on).exists():  # "org/name", not a local folder
         datasets.append(trained_on)
     datasets += [
         e["dataset"]["type"]
@@ -553,10 +362,11 @@ def render_model_card(
         metadata["model-index"] = model_index
     card_data = _yaml(metadata)
 
+    # Hendrycks & Dietterich defined ImageNet-C/-P and CIFAR-C.
     uses_c_or_p = any(
-        info.get("task") == "sequence" or "imagenet-c" in name or "cifar" in name
+        benchmark_kind(r, name) in ("corruption", "perturbation") or "cifar" in name
         for r in results
-        for name, info in (r.get("benchmarks") or {}).items()
+        for name in (r.get("benchmarks") or {})
     )
     reproduction = _reproduction_section(results)
     citations = [_CITATIONS["paul2022"], _CITATIONS["park2022"]]
@@ -588,26 +398,30 @@ def render_model_card(
 
 
 def _reproduction_section(results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The card's "Published vs ours" and "Findings" tables (`evaluation.reproduction_report`, the report's
-    sections): None when the runs match no published number and hold no pair of a paper's comparison."""
-    from ..evaluation.reproduction_report import (
+    """The card's "Published vs ours" and "Findings" tables (`report.reproduction_sections`, the report's
+    sections): None when the runs match no published number and hold no pair of a paper's comparison. A single
+    run's are read from its results.json (`ANALYSIS_KEY`, stored by the runner); the runs of several are analysed
+    once (`analyze`)."""
+    from ..report.reproduction_sections import (
         FINDINGS_HEADERS,
         PUBLISHED_HEADERS,
         findings_table,
         published_table,
-        reproduction_summary,
         verdict_sentence,
     )
-    from ..evaluation.results import merge_results
 
     if not results:
         return None
-    summary = reproduction_summary(merge_results(results))
+    merged = merge_results(results)
+    if len(merged) == 1 and ANALYSIS_KEY in merged[0]:
+        summary = stored_analysis(merged)
+    else:
+        summary = analyze(merged).reproduction()
     if not summary["published"] and not summary["findings"]:
         return None
 
     def cells(rows: list[list[str]]) -> list[list[str]]:
-        return [[_format(cell) for cell in row] for row in rows]
+        return [[format_cell(cell) for cell in row] for row in rows]
 
     return {
         "level": f"{100 * summary['confidence_level']:g} %",
@@ -653,13 +467,9 @@ def metric_space_readme(
 
 
 __all__ = [
-    "eval_results",
-    "interval_description",
-    "interval_rows",
     "metric_space_readme",
     "provenance_note",
     "render_model_card",
     "reproduce_command",
-    "run_name",
     "templates_dir",
 ]

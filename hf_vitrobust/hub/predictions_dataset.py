@@ -22,9 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from ..evaluation.predictions import PREDICTION_SCHEMA, with_derived_columns
-from ..evaluation.results import load_results, merge_results
-from .cards import run_name
+from ..analysis.predictions import PREDICTION_SCHEMA, with_derived_columns
+from ..analysis.results import load_results, merge_results
+from .card_results import run_name
 from .push import PushResult
 from .staging import _check_apart, _prepare_stage, staged_files
 

@@ -158,7 +158,7 @@ def stage_space(stage: Path, *, wheel: Path | None = None, results: Sequence[Pat
             f"The Space app is missing from the installed package ({SPACE_APP_DIR}/app.py); its package data "
             "must include space_app/ (the link to spaces_app/)."
         )
-    from ..evaluation.results import check_schema
+    from ..analysis.results import check_schema
 
     result_files = [_results_file(Path(run)) for run in results]
     for path in result_files:

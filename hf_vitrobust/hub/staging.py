@@ -23,7 +23,8 @@ from typing import Any
 
 import yaml
 
-from .cards import metric_space_readme, render_model_card, run_name
+from .card_results import run_name
+from .cards import metric_space_readme, render_model_card
 from .model_repo import ImageProcessorSpec, StagingError, checkpoint_kind, make_self_contained, plan_processor
 from .verify import verify_model_stage
 
@@ -127,7 +128,7 @@ def stage_model(
     Only then is `stage` written: a refused checkpoint leaves it untouched. A non-empty `stage` is refused unless
     `overwrite`, which empties it first.
     """
-    from ..evaluation.results import load_results
+    from ..analysis.results import load_results
 
     if checkpoint is None and not results:
         raise ValueError("Nothing to stage: give a checkpoint folder, evaluation results, or both.")

@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..constants import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS, TEST_PERTURBATIONS
+from ..constants import STANDARD_CORRUPTIONS, TEST_PERTURBATIONS
+from .cell_tables import INDEPENDENT_NOTE, CellTable, cell_table
+from .corruption_cells import _corruption_cell, _corruption_combine
 from .intervals import (
     DEFAULT_CONFIDENCE_LEVEL,
     DEFAULT_NUM_RESAMPLES,
@@ -39,11 +41,7 @@ from .intervals import (
     proportion_interval,
     weighted_ratio,
 )
-from .mce import ALEXNET_CLEAN_ERROR, ALEXNET_CORRUPTION_ERRORS
-
-INDEPENDENT_NOTE = (
-    "no key names the clean image, so samples are treated as independent (resampled within cells)"
-)
+from .mce import ALEXNET_CORRUPTION_ERRORS
 
 UnitStatistic = Callable[[Mapping[str, np.ndarray], np.ndarray], np.ndarray]
 
@@ -157,65 +155,6 @@ class Estimator:
         )
 
 
-def _units(
-    unit_keys: np.ndarray, strata_keys: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted unique units (by stratum, then key): (keys, strata, inverse index of each sample)."""
-    # pandas' hash factorisation, sorted: the order of np.unique, several times faster on millions of strings.
-    key_index, key_names = pd.factorize(pd.Series(unit_keys, dtype=object), sort=True)
-    key_names = np.asarray(key_names, dtype=str)
-    if strata_keys is None:
-        return key_names, np.zeros(len(key_names), dtype=np.int64), key_index.astype(np.int64)
-    stratum_index, _ = pd.factorize(np.asarray(strata_keys), sort=True)
-    combined, inverse = np.unique(
-        stratum_index.astype(np.int64) * len(key_names) + key_index, return_inverse=True
-    )
-    return key_names[combined % len(key_names)], (combined // len(key_names)).astype(np.int64), inverse
-
-
-@dataclass(frozen=True)
-class CellTable:
-    """Per-unit, per-cell sums and counts of a per-sample value: sums, counts (units, cells); cells: the cell of
-    each column; keys / strata: the units'; clustered: whether units are clean images (else single samples,
-    stratified by cell); num_samples: the samples summed."""
-
-    sums: np.ndarray
-    counts: np.ndarray
-    cells: list[Hashable]
-    keys: np.ndarray
-    strata: np.ndarray
-    clustered: bool
-    num_samples: int
-
-
-def cell_table(
-    values: Sequence[float] | np.ndarray,
-    cell_labels: Sequence[str] | np.ndarray,
-    sample_ids: Sequence[Any],
-    clean_keys: Sequence[Any] | None,
-    cell_of: Callable[[str], Hashable] = str,
-) -> CellTable:
-    """The `CellTable` of `values` by cell (`cell_labels`, strings; `cell_of` turns a label into the cell the
-    statistics read, e.g. "contrast/5" -> ("contrast", 5)). With `clean_keys` the units are the clean images (a
-    cluster bootstrap, one stratum); without, each sample (keyed by its id) is its own unit, stratified by cell.
-    Vectorised: a few `np.unique` and `np.bincount` over the samples."""
-    values = np.asarray(values, dtype=np.float64)
-    column, labels = pd.factorize(pd.Series(np.asarray(cell_labels, dtype=object)), sort=True)
-    if clean_keys is not None:
-        keys, strata, inverse = _units(np.asarray(clean_keys, dtype=str), None)
-    else:
-        ids = np.asarray(sample_ids, dtype=str)
-        keys, strata, inverse = _units(ids, column)
-        if len(keys) != len(ids):
-            raise ValueError("Sample ids must be unique within a cell.")
-    flat = inverse * len(labels) + column
-    size = len(keys) * len(labels)
-    sums = np.bincount(flat, weights=values, minlength=size).reshape(len(keys), len(labels))
-    counts = np.bincount(flat, minlength=size).reshape(len(keys), len(labels)).astype(np.float64)
-    cells = [cell_of(str(label)) for label in labels]
-    return CellTable(sums, counts, cells, keys, strata, clean_keys is not None, len(values))
-
-
 def _cell_estimator(
     table: CellTable,
     combine: Callable[[np.ndarray, list[Hashable]], np.ndarray],
@@ -307,39 +246,6 @@ def mean_estimator(
 # ---------------------------------------------------------------------------------------------------- ImageNet-C
 
 
-def _corruption_combine(name: str) -> Callable[[np.ndarray, list[Hashable]], np.ndarray]:
-    """The statistic `name` of cell errors (b, cells) -> (b,), percent; cells are (corruption, severity) and, for
-    the relative mCE, "clean" (the clean error of the same units), as `mce.corruption_error_from_cells` and
-    `evaluation.scoring.corruption_metrics` compute them."""
-
-    def combine(errors: np.ndarray, cells: list[Hashable]) -> np.ndarray:
-        corruption_cells = [(i, cell) for i, cell in enumerate(cells) if cell != "clean"]
-        if name == "mean_top1":
-            return 100.0 * (1.0 - errors[:, [i for i, _ in corruption_cells]]).mean(axis=1)
-        if name == "severity5_top1":
-            return 100.0 * (1.0 - errors[:, [i for i, (_, s) in corruption_cells if s == 5]]).mean(axis=1)
-        by_corruption: dict[str, list[int]] = {}
-        for i, (corruption, _) in corruption_cells:
-            by_corruption.setdefault(corruption, []).append(i)
-        if name == "unnormalized_mce_all":
-            covered = [c for c in STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS if c in by_corruption]
-            return 100.0 * np.stack([errors[:, by_corruption[c]].mean(axis=1) for c in covered], 1).mean(1)
-        standard = [c for c in STANDARD_CORRUPTIONS if c in by_corruption]
-        values = []
-        for corruption in standard:
-            columns = by_corruption[corruption]
-            alexnet = np.array([ALEXNET_CORRUPTION_ERRORS[corruption][cells[i][1] - 1] for i in columns])
-            model = errors[:, columns]
-            if name == "mce":
-                values.append(100.0 * model.sum(axis=1) / alexnet.sum())
-            else:  # relative_mce
-                clean = errors[:, cells.index("clean")][:, None]
-                values.append(100.0 * (model - clean).sum(axis=1) / (alexnet - ALEXNET_CLEAN_ERROR).sum())
-        return np.stack(values, axis=1).mean(axis=1)
-
-    return combine
-
-
 def corruption_estimators(
     wrong: Sequence[bool] | np.ndarray,
     corruptions: Sequence[str],
@@ -402,11 +308,6 @@ def corruption_estimators(
     )
     out["relative_mce"] = _cell_estimator(with_clean, _corruption_combine("relative_mce"), "clean image", 1.0)
     return out
-
-
-def _corruption_cell(label: str) -> tuple[str, int]:
-    name, severity = label.rsplit("/", 1)
-    return name, int(severity)
 
 
 # ---------------------------------------------------------------------------------------------------- ImageNet-P
@@ -604,14 +505,11 @@ def paired_comparison(
 
 
 __all__ = [
-    "INDEPENDENT_NOTE",
-    "CellTable",
     "Comparison",
     "Estimator",
     "accuracy_estimator",
     "aupr_estimator",
     "background_gap_estimator",
-    "cell_table",
     "corruption_estimators",
     "derived_seed",
     "ece_estimator",

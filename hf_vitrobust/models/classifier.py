@@ -13,7 +13,7 @@ a ViT and a CNN. `Preprocessing` (`preprocessing.py`) turns PIL images of any mo
 import contextlib
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from PIL import Image
@@ -31,9 +31,6 @@ from .residual_units import (
     lesioned,
     recording_residual_sums,
 )
-
-if TYPE_CHECKING:
-    from .loading import load_classifier
 
 
 class TopK(NamedTuple):
@@ -496,21 +493,10 @@ class Classifier(nn.Module):
         return lesioned(self.module, units)
 
 
-def __getattr__(name: str) -> Any:
-    """`load_classifier` lives in `loading.py`, which imports this module; it is looked up there on first use, so
-    `from hf_vitrobust.models.classifier import load_classifier` keeps working without an import circle."""
-    if name == "load_classifier":
-        from .loading import load_classifier
-
-        return load_classifier
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "IMAGENET_DEFAULT_MEAN",
     "IMAGENET_DEFAULT_STD",
     "Classifier",
     "Preprocessing",
     "TopK",
-    "load_classifier",
 ]

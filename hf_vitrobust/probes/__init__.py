@@ -16,7 +16,7 @@ from .deepfool import DeepFoolResult, deepfool, deepfool_spectrum
 from .pgd import PGDLossResult, pgd_attack, pgd_loss_progression
 from .attention import AttentionMapsResult, attention_maps, attention_rollout
 from .gradcam import GradCAMResult, TokenReshape, gradcam
-from .hessian import HessianSpectrumResult, hessian_spectrum, hessian_vector_product
+from .hessian import hessian_spectrum, hessian_vector_product
 from .features import FeatureFourierResult, FeatureVarianceResult, feature_fourier, feature_variance
 from .similarity import FeatureSimilarityResult, MinibatchCKA, feature_similarity, linear_cka
 from .frequency_noise import FrequencyNoiseResult, frequency_noise
@@ -25,6 +25,7 @@ from .loss_landscape import LossLandscapeResult, loss_landscape
 
 # isort: on
 from .base import ProbeInputs, ProbeResult, prepare_inputs
+from .hessian_result import HessianSpectrumResult
 from .spec import PROBES, ProbeFigure, ProbeNotApplicable, ProbeSpec, get_probe, register_probe
 from .spectra import dct2, dct_energy_db
 

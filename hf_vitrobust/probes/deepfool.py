@@ -61,16 +61,8 @@ from .display import (
     fmt_percent_interval,
     map_panels,
 )
-from .spec import (
-    ProbeFigure,
-    ProbeNotApplicable,
-    ProbeSpec,
-    interval_entry,
-    mean_curve,
-    proportion_curve,
-    register_probe,
-    same_setting,
-)
+from .intervals import interval_entry, mean_curve, proportion_curve
+from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, register_probe, same_setting
 from .spectra import SPECTRA, Spectrum, check_spectrum, dct_energy_db, dct_energy_sum
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """How probe (and benchmark) numbers are shown: the report's number formats and the figures' drawing helpers.
 
-Each probe's `ProbeSpec` formats its headline rows and draws its figures with these, and `evaluation.report` and
-`evaluation.figures` import them back for the benchmark tables and figures, so that every number and every panel
+Each probe's `ProbeSpec` formats its headline rows and draws its figures with these, and `report.document` and
+`report.figures` import them back for the benchmark tables and figures, so that every number and every panel
 looks the same wherever it comes from. Figures are plain `matplotlib.figure.Figure` objects (no pyplot); matplotlib
 is imported only when something is drawn.
 """

@@ -36,14 +36,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ..models.cam_targets import TokenLayout, aspect_ratio_grid, token_layout
 from ..models.classifier import Classifier
-from ..models.residual_units import ResidualSum
 from .base import (
     DEFAULT_BATCH_SIZE,
     ProbeInputs,
     ProbeResult,
-    batch_slices,
     check_batch_size,
     check_seed,
     new_axes,
@@ -58,20 +55,23 @@ from .display import (
     fmt_number_interval,
     number,
 )
+from .feature_maps import _check_layers, _feature_batches, check_task_layers, features_applicable
+from .feature_spectrum import (
+    FREQUENCY_BINS,
+    NYQUIST_BINS,
+    check_frequency_bins,
+    diagonal_indices,
+    log_amplitude_moments,
+    log_amplitude_sums,
+)
+from .intervals import interval_entry, mean_curve, sample_std
+from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .spec import (
-    PER_IMAGE,
     ProbeFigure,
     ProbeFinding,
-    ProbeNotApplicable,
     ProbeSpec,
-    interval_entry,
-    mean_curve,
-    merged_per_image,
-    per_image_of,
-    per_image_record,
     register_probe,
     same_setting,
-    sample_std,
     summed_values,
     total_images,
     weighted_mean,
@@ -80,127 +80,6 @@ from .spec import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-# The official notebook adds this before the logarithm so that zero amplitudes stay finite.
-LOG_AMPLITUDE_EPS = 1e-6
-# `layers` value for Park & Kim's granularity: the embedding and every residual sum.
-RESIDUAL_SUMS = "residual-sums"
-# `frequency_bins` values: ours (through the Nyquist corner) and the official notebook's half diagonal.
-NYQUIST_BINS = "nyquist"
-NOTEBOOK_BINS = "park-kim-notebook"
-FREQUENCY_BINS = (NYQUIST_BINS, NOTEBOOK_BINS)
-
-
-def spatial_feature_map(features: torch.Tensor, classifier: Classifier, layer: str = "") -> torch.Tensor:
-    """A feature map as (N, C, h, w): NCHW maps unchanged; ViT tokens (N, tokens, dim) put on the patch grid (row
-    major, as patch embeddings flatten it) without the leading class / distillation / register tokens, as Park & Kim
-    drop the class token before their Fourier and variance analyses. The token layout comes from the adapter
-    (`hf_vitrobust.models.cam_targets.token_layout`: the model's patch size, else the input's aspect ratio)."""
-    if features.ndim == 4:
-        return features
-    if features.ndim == 3:
-        return token_layout(classifier, int(features.shape[1])).to_grid(features)
-    raise ValueError(
-        f"Layer {layer!r}: expected a feature map (N, C, H, W) or tokens (N, tokens, dim), got shape "
-        f"{tuple(features.shape)}."
-    )
-
-
-def check_frequency_bins(frequency_bins: str) -> str:
-    """`frequency_bins` if it is one of `FREQUENCY_BINS`, else a ValueError naming them."""
-    if frequency_bins not in FREQUENCY_BINS:
-        raise ValueError(f"frequency_bins must be one of {FREQUENCY_BINS}, got {frequency_bins!r}.")
-    return frequency_bins
-
-
-def diagonal_indices(
-    height: int, width: int, frequency_bins: str = NYQUIST_BINS
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Integer DFT indices (rows, cols) along the spectrum's diagonal from frequency 0 to the highest, and each
-    point's frequency in units of pi (along the height axis).
-
-    "nyquist", square maps of side h: indices k = 0 .. h // 2 on both axes, frequency 2k/h, so an even side ends
-    at exactly (pi, pi), the checkerboard. Non-square maps: min(h, w) // 2 + 1 points spread evenly on each axis.
-
-    "park-kim-notebook" (`fourier_analysis.ipynb`: `torch.roll` by (h // 2, w // 2), then `diag()[h // 2:]`),
-    square maps: k = 0 .. ceil(h / 2) - 1, i.e. up to h / 2 - 1 for even h and h // 2 (as "nyquist") for odd h.
-    Non-square maps (which the notebook's square reshape never makes): ceil(min(h, w) / 2) points spread evenly
-    up to ceil(h / 2) - 1 and ceil(w / 2) - 1."""
-    check_frequency_bins(frequency_bins)
-    if frequency_bins == NOTEBOOK_BINS:
-        points = (min(height, width) + 1) // 2
-        last_row, last_col = (height + 1) // 2 - 1, (width + 1) // 2 - 1
-    else:
-        points = min(height, width) // 2 + 1
-        last_row, last_col = height // 2, width // 2
-    steps = torch.arange(points, dtype=torch.float64) / max(points - 1, 1)
-    rows = torch.round(steps * last_row).long()
-    cols = torch.round(steps * last_col).long()
-    return rows, cols, rows.double() * 2 / height
-
-
-def log_amplitude_diagonal(maps: torch.Tensor, frequency_bins: str = NYQUIST_BINS) -> torch.Tensor:
-    """Per image, the channel-mean log amplitude log(|FFT2(map)| + 1e-6) along the spectrum's diagonal (N, points).
-
-    The official code (`fourier_analysis.ipynb`) rolls the spectrum by half its size and takes the half diagonal
-    from the centre, i.e. the unshifted spectrum at k = 0 .. ceil(h / 2) - 1 ("park-kim-notebook"). The default
-    "nyquist" reads k = 0 .. h // 2: the same values plus, for even sides, the exact (pi, pi) corner (a
-    checkerboard's frequency) that the notebook's half diagonal stops one bin short of (see `diagonal_indices`)."""
-    height, width = maps.shape[-2:]
-    rows, cols, _ = diagonal_indices(height, width, frequency_bins)
-    spectrum = torch.fft.fft2(maps.to(torch.float64))
-    log_amplitude = torch.log(spectrum.abs() + LOG_AMPLITUDE_EPS)
-    return log_amplitude[:, :, rows.to(maps.device), cols.to(maps.device)].mean(dim=1)
-
-
-def _residual_sum_map(features: torch.Tensor, point: ResidualSum, classifier: Classifier) -> torch.Tensor:
-    """`spatial_feature_map` of a residual sum, with the class-token count the model declares where it has one
-    that the token layout cannot infer (timm PiT)."""
-    if features.ndim != 3 or point.num_prefix_tokens is None:
-        return spatial_feature_map(features, classifier, point.name)
-    patches = int(features.shape[1]) - point.num_prefix_tokens
-    height, width = classifier.input_size
-    grid = aspect_ratio_grid(patches, height, width)
-    if grid is None:
-        raise ValueError(
-            f"Layer {point.name!r}: cannot place {patches} patch tokens on a {height}x{width} image's grid."
-        )
-    return TokenLayout(point.num_prefix_tokens, grid).to_grid(features)
-
-
-def _feature_batches(
-    classifier: Classifier, pixels: torch.Tensor, layers: Sequence[str] | str | None, batch_size: int
-) -> Iterable[tuple[slice, dict[str, torch.Tensor]]]:
-    points = {point.name: point for point in classifier.residual_sums()} if layers == RESIDUAL_SUMS else {}
-    for part in batch_slices(pixels.shape[0], batch_size):
-        with torch.no_grad():
-            if layers == RESIDUAL_SUMS:
-                maps = classifier.residual_sum_maps(pixels[part])
-                spatial = {
-                    name: _residual_sum_map(value, points[name], classifier) for name, value in maps.items()
-                }
-            else:
-                maps = classifier.feature_maps(pixels[part], layers)
-                spatial = {name: spatial_feature_map(value, classifier, name) for name, value in maps.items()}
-        yield part, spatial
-
-
-def _check_layers(layers: Sequence[str] | str | None) -> list[str] | str | None:
-    if layers is None or layers == RESIDUAL_SUMS:
-        return layers
-    if isinstance(layers, str):
-        raise TypeError(
-            f"layers must be None, {RESIDUAL_SUMS!r} or a sequence of names, not a single string ({layers!r})."
-        )
-    layers = list(layers)
-    if not layers:
-        raise ValueError("layers is empty.")
-    return layers
-
-
-def _depth_axis(count: int) -> np.ndarray:
-    """Normalised depth 0 .. 1 of `count` layers (Park & Kim's x axis)."""
-    return np.linspace(0.0, 1.0, count) if count > 1 else np.zeros(count)
 
 
 @dataclass
@@ -290,57 +169,6 @@ def feature_fourier(
     inputs = prepare_inputs(classifier, images, labels, limit=limit, require_labels=False)
     sums, shapes = log_amplitude_sums(classifier, inputs.pixels, layers, batch_size, frequency_bins)
     return feature_fourier_result(sums, shapes, len(inputs), frequency_bins)
-
-
-def log_amplitude_sums(
-    classifier: Classifier,
-    pixels: torch.Tensor,
-    layers: Sequence[str] | str | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    frequency_bins: str = NYQUIST_BINS,
-) -> tuple[dict[str, torch.Tensor], dict[str, list[int]]]:
-    """What `feature_fourier` averages: per layer (in network order), the sum over the images of `pixels` of the
-    channel-mean log amplitude diagonal (points,) float64, and the layer's map shape (C, h, w).
-
-    Sums over disjoint sets of images add up, so a probe split into chunks can be merged exactly with
-    `feature_fourier_result` (given the same `frequency_bins`)."""
-    sums, _, shapes, _ = log_amplitude_moments(classifier, pixels, layers, batch_size, frequency_bins)
-    return sums, shapes
-
-
-def log_amplitude_moments(
-    classifier: Classifier,
-    pixels: torch.Tensor,
-    layers: Sequence[str] | str | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    frequency_bins: str = NYQUIST_BINS,
-) -> tuple[dict[str, torch.Tensor], dict[str, float], dict[str, list[int]], torch.Tensor]:
-    """`log_amplitude_sums` and, per layer, the sum over the images of the square of each image's Δ log amplitude
-    (its diagonal's last value minus its first; NaN for a one-point diagonal): (sums, delta square sums, shapes,
-    deltas), what the Student-t interval of `delta_log_amplitude` over images needs; `deltas` (images, layers),
-    float64 on the CPU, holds every image's Δ log amplitude at every layer, for paired comparisons of models."""
-    check_frequency_bins(frequency_bins)
-    layers = _check_layers(layers)
-    sums: dict[str, torch.Tensor] = {}
-    squares: dict[str, torch.Tensor] = {}
-    shapes: dict[str, list[int]] = {}
-    deltas: dict[str, list[torch.Tensor]] = {}
-    for _, maps in _feature_batches(classifier, pixels, layers, batch_size):
-        for name, value in maps.items():
-            diagonal = log_amplitude_diagonal(value, frequency_bins)
-            batch_sum = diagonal.sum(dim=0)
-            sums[name] = sums[name] + batch_sum if name in sums else batch_sum
-            if diagonal.shape[1] > 1:
-                delta = (diagonal[:, -1] - diagonal[:, 0]).double()
-                batch_squares = (delta * delta).sum()
-            else:
-                delta = torch.full((len(diagonal),), math.nan, dtype=torch.float64, device=diagonal.device)
-                batch_squares = torch.tensor(math.nan, dtype=torch.float64, device=diagonal.device)
-            squares[name] = squares[name] + batch_squares if name in squares else batch_squares
-            deltas.setdefault(name, []).append(delta.cpu())
-            shapes[name] = list(value.shape[1:])
-    per_image = torch.stack([torch.cat(deltas[name]) for name in sums], dim=1) if sums else torch.zeros(0, 0)
-    return sums, {name: float(value) for name, value in squares.items()}, shapes, per_image
 
 
 def feature_fourier_result(
@@ -470,34 +298,6 @@ def _feature_variance(
 # `variance`. Feature Fourier's "per_image" keeps each image's sample id and its Δ log amplitude at every layer
 # (rounded to PER_IMAGE_DECIMALS decimals), for paired comparisons of two models on the same images.
 PER_IMAGE_DECIMALS = 6
-
-
-def check_task_layers(layers: Any, residual_sums: bool = False) -> list[str] | str | None:
-    """A runner probe's `layers`: None, a non-empty list of names, or (where `residual_sums`: the feature probes)
-    "residual-sums"."""
-    if layers is None or (residual_sums and layers == RESIDUAL_SUMS):
-        return layers
-    if isinstance(layers, str) or not isinstance(layers, Sequence) or not layers:
-        also = f", or {RESIDUAL_SUMS!r}" if residual_sums else ""
-        raise ValueError(f"layers must be a non-empty list of layer names{also}, got {layers!r}.")
-    return [str(name) for name in layers]
-
-
-def features_applicable(classifier: Classifier, params: dict) -> None:
-    """`ProbeNotApplicable` when the classifier has no residual sums (layers "residual-sums") or no feature layers
-    (layers None) to read."""
-    if params.get("layers") == RESIDUAL_SUMS:
-        try:
-            classifier.residual_sums()
-        except (ValueError, TypeError) as err:
-            raise ProbeNotApplicable(f"{classifier.name!r} has no known residual sums: {err}") from err
-    elif params.get("layers") is None:
-        try:
-            names = classifier.layer_names()
-        except (ValueError, TypeError, NotImplementedError) as err:
-            raise ProbeNotApplicable(f"{classifier.name!r} reports no feature layers: {err}") from err
-        if not names:
-            raise ProbeNotApplicable(f"{classifier.name!r} reports no feature layers.")
 
 
 def _fourier_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
@@ -677,24 +477,12 @@ VARIANCE_SPEC = register_probe(
 
 __all__ = [
     "FOURIER_SPEC",
-    "FREQUENCY_BINS",
-    "NOTEBOOK_BINS",
-    "NYQUIST_BINS",
-    "RESIDUAL_SUMS",
     "VARIANCE_SPEC",
     "FeatureFourierResult",
     "FeatureVarianceResult",
-    "check_frequency_bins",
-    "check_task_layers",
-    "diagonal_indices",
     "draw_feature_fourier",
     "draw_feature_variance",
     "feature_fourier",
     "feature_fourier_result",
     "feature_variance",
-    "features_applicable",
-    "log_amplitude_diagonal",
-    "log_amplitude_moments",
-    "log_amplitude_sums",
-    "spatial_feature_map",
 ]

@@ -67,16 +67,12 @@ from .display import (
     fmt_percent_interval,
     map_panels,
 )
+from .intervals import counts_from_means, interval_entry, mean_curve, proportion_curve, sample_std
 from .spec import (
     ProbeFigure,
     ProbeSpec,
-    counts_from_means,
-    interval_entry,
-    mean_curve,
-    proportion_curve,
     register_probe,
     same_setting,
-    sample_std,
     summed_counts,
     summed_values,
     total_images,

@@ -61,16 +61,12 @@ from .display import (
     fmt_percent_interval,
     line_figure,
 )
+from .intervals import interval_entry, paired_accuracy_curves
+from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .spec import (
-    PER_IMAGE,
     ProbeFigure,
     ProbeFinding,
     ProbeSpec,
-    interval_entry,
-    merged_per_image,
-    paired_accuracy_curves,
-    per_image_of,
-    per_image_record,
     register_probe,
     same_setting,
     summed_counts,

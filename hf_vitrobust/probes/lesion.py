@@ -39,12 +39,11 @@ from .display import (
     number,
     panels_or_axes,
 )
+from .intervals import interval_entry, paired_accuracy_curves
 from .spec import (
     ProbeFigure,
     ProbeNotApplicable,
     ProbeSpec,
-    interval_entry,
-    paired_accuracy_curves,
     register_probe,
     same_setting,
     summed_counts,

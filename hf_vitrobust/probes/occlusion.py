@@ -71,21 +71,16 @@ from .display import (
     fmt_percent_interval,
     line_figure,
 )
+from .intervals import counts_from_means, interval_entry, proportion_curve
+from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .spec import (
     IMAGE_LIST_SELECTION,
-    PER_IMAGE,
     ProbeFigure,
     ProbeFinding,
     ProbeSpec,
     ProbeValue,
-    counts_from_means,
     grid_index,
-    interval_entry,
-    merged_per_image,
-    per_image_of,
-    per_image_record,
     probe_kwargs,
-    proportion_curve,
     register_probe,
     same_setting,
     summed_counts,

@@ -79,18 +79,8 @@ from .display import (
     fmt_percent_interval,
     new_figure,
 )
-from .spec import (
-    ProbeFigure,
-    ProbeSpec,
-    ProbeValue,
-    counts_from_means,
-    interval_entry,
-    mean_curve,
-    proportion_curve,
-    register_probe,
-    same_setting,
-    total_images,
-)
+from .intervals import counts_from_means, interval_entry, mean_curve, proportion_curve
+from .spec import ProbeFigure, ProbeSpec, ProbeValue, register_probe, same_setting, total_images
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -50,7 +50,7 @@ from .base import (
     prepare_inputs,
 )
 from .display import SeriesData, as_float_array, fmt_number, map_panels
-from .features import _check_layers, check_task_layers, features_applicable, spatial_feature_map
+from .feature_maps import _check_layers, check_task_layers, features_applicable, spatial_feature_map
 from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images
 
 if TYPE_CHECKING:

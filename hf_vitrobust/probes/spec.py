@@ -52,16 +52,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import torch
 
-from ..metrics.intervals import (
-    DEFAULT_CONFIDENCE_LEVEL,
-    check_confidence_level,
-    mean_bounds,
-    proportion_bounds,
-)
+from ..metrics.intervals import DEFAULT_CONFIDENCE_LEVEL, check_confidence_level
 from ..models.classifier import Classifier
 from ..registry import Registry, close_matches, did_you_mean
 from .base import ProbeInputs, ProbeResult, check_batch_size, check_seed, json_safe, prepare_inputs
 from .display import MISSING, fmt_count
+from .intervals import counts_from_means
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -120,22 +116,6 @@ def same_setting(partials: Sequence[Mapping[str, Any]], key: str) -> Any:
     return first
 
 
-def counts_from_means(means: Any, num_images: Any) -> np.ndarray | None:
-    """The success counts behind proportions over `num_images` images (a mean of 0/1 values times the count,
-    rounded), int64 of the shape of `means`; None where a mean is missing or is no count over those images (off
-    by more than 1e-6 of an image)."""
-    values = np.asarray(
-        means.detach().cpu().double().numpy() if isinstance(means, torch.Tensor) else means, dtype=np.float64
-    )
-    if num_images is None or isinstance(num_images, bool):
-        return None
-    scaled = values * float(num_images)
-    counts = np.round(scaled)
-    if not np.all(np.isfinite(scaled)) or np.any(np.abs(scaled - counts) > 1e-6):
-        return None
-    return counts.astype(np.int64)
-
-
 def summed_counts(
     partials: Sequence[Mapping[str, Any]], count_key: str, mean_key: str | None = None
 ) -> list | int | None:
@@ -166,123 +146,9 @@ def summed_values(partials: Sequence[Mapping[str, Any]], key: str) -> list | flo
     return total.tolist()
 
 
-#: The key of a merged probe dict's per-image record: {"keys": [sample id, ...], <value>: [per-image value, ...]},
-#: what a paired comparison of two models on the same images needs (`evaluation.findings`).
-PER_IMAGE = "per_image"
-
-
-def per_image_record(sample_ids: torch.Tensor | Sequence[int], **values: torch.Tensor) -> dict[str, list]:
-    """A partial's per-image record: the images' stable sample ids (the runner's keys, the same in every run of
-    the same data) and, per name, one value (or one row of values) per image, as plain lists."""
-    record: dict[str, list] = {"keys": torch.as_tensor(sample_ids).cpu().tolist()}
-    for name, value in values.items():
-        value = torch.as_tensor(value).cpu()
-        if len(value) != len(record["keys"]):
-            raise ValueError(f"per-image {name!r} has {len(value)} rows for {len(record['keys'])} images.")
-        record[name] = value.tolist()
-    return record
-
-
-def per_image_of(probe: Mapping[str, Any]) -> Mapping[str, list]:
-    """A merged probe dict's per-image record; LookupError when it has none (a run made before it was kept)."""
-    record = probe.get(PER_IMAGE)
-    if not record:
-        raise LookupError("the probe kept no per-image record (a run made before it was recorded)")
-    return record
-
-
-def merged_per_image(partials: Sequence[Mapping[str, Any]]) -> dict[str, list] | None:
-    """The partials' per-image records concatenated in chunk order; None when some partial has none (written
-    before it was recorded)."""
-    records = [partial.get(PER_IMAGE) for partial in partials]
-    if not records or any(record is None for record in records):
-        return None
-    return {name: [item for record in records for item in record[name]] for name in records[0]}
-
-
 def probe_kwargs(params: Mapping[str, Any], task_keys: Sequence[str] = ()) -> dict[str, Any]:
     """The params that are the probe function's keyword arguments (without the spec's own settings)."""
     return {key: value for key, value in params.items() if key not in task_keys}
-
-
-# ------------------------------------------------------------------------------------------------ intervals
-INTERVAL_UNIT = "image"
-
-
-def _array(values: Any) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        return values.detach().cpu().double().numpy()
-    return np.array(values, dtype=np.float64)
-
-
-def proportion_curve(
-    successes: Any, trials: Any, confidence_level: float = DEFAULT_CONFIDENCE_LEVEL, method: str = "wilson"
-) -> dict[str, Any] | None:
-    """The interval curve {"method", "low", "high"} of proportions successes / trials (any shape; `trials` may
-    be one count for all), by `method` ("wilson" or "clopper-pearson"); None without counts."""
-    if successes is None or trials is None:
-        return None
-    low, high = proportion_bounds(_array(successes), _array(trials), confidence_level, method)
-    return {"method": method, "low": low.tolist(), "high": high.tolist()}
-
-
-def sample_std(mean: Any, square_sum: Any, count: Any) -> np.ndarray:
-    """The sample (ddof 1) standard deviation of `count` values from their mean and their sum of squares:
-    sqrt(max(sum x^2 - n mean^2, 0) / (n - 1)), vectorised; NaN where n < 2."""
-    m, squares, n = _array(mean), _array(square_sum), _array(count)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        variance = np.maximum(squares - n * m * m, 0.0) / (n - 1.0)
-    return np.where(n < 2, np.nan, np.sqrt(variance))
-
-
-def mean_curve(
-    mean: Any, std: Any, count: Any, confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
-) -> dict[str, Any] | None:
-    """The Student-t interval curve {"method", "low", "high"} of means over `count` images with sample standard
-    deviations `std` (any shape; `metrics.intervals.mean_bounds`); None without them."""
-    if mean is None or std is None or count is None:
-        return None
-    low, high = mean_bounds(_array(mean), _array(std), _array(count), confidence_level)
-    return {"method": "student-t", "low": low.tolist(), "high": high.tolist()}
-
-
-def paired_accuracy_curves(
-    probe: Mapping[str, Any], count: Any, reference: str, confidence_level: float
-) -> dict[str, dict[str, Any] | None]:
-    """The intervals of a probe that measures an accuracy against a reference accuracy on the same images
-    (frequency noise: `reference` "clean"; lesions: "baseline"): Wilson intervals of "accuracy" and
-    "<reference>_accuracy" (from "num_correct" / "num_<reference>_correct", or accuracy x images), and the paired
-    Student-t interval of "accuracy_drop" (per image d = reference - perturbed in {-1, 0, 1}, so sum d^2 is
-    "num_discordant"; None where the dict lacks it)."""
-    reference_count = probe.get(f"num_{reference}_correct")
-    if reference_count is None:
-        reference_count = counts_from_means(probe.get(f"{reference}_accuracy"), count)
-    correct = probe.get("num_correct")
-    if correct is None:
-        correct = counts_from_means(probe.get("accuracy"), count)
-    drop, discordant = probe.get("accuracy_drop"), probe.get("num_discordant")
-    drop_curve = None
-    if drop is not None and discordant is not None and count is not None:
-        drop_curve = mean_curve(drop, sample_std(drop, discordant, count), count, confidence_level)
-    return {
-        "accuracy": proportion_curve(correct, count, confidence_level),
-        f"{reference}_accuracy": proportion_curve(reference_count, count, confidence_level),
-        "accuracy_drop": drop_curve,
-    }
-
-
-def interval_entry(confidence_level: float, curves: Mapping[str, Mapping[str, Any] | None]) -> dict[str, Any]:
-    """A probe dict's "intervals": the level, the first curve's method, the unit ("image") and every curve that
-    could be computed ({} when none could)."""
-    present = {key: dict(curve) for key, curve in curves.items() if curve is not None}
-    if not present:
-        return {}
-    return {
-        "confidence_level": float(confidence_level),
-        "method": next(iter(present.values()))["method"],
-        "unit": INTERVAL_UNIT,
-        **present,
-    }
 
 
 # ------------------------------------------------------------------------------------------------ the spec
@@ -305,7 +171,7 @@ PerImageFn = Callable[[Mapping[str, Any]], tuple[Sequence[Any], np.ndarray]]
 
 
 class ProbeValue(NamedTuple):
-    """A probe's number beside a published one (`evaluation.reproduction`): the value in the published metric's
+    """A probe's number beside a published one (`analysis.published_vs_ours`): the value in the published metric's
     unit, the images behind it, and, for an accuracy in percent, the count of correct images (its Wilson interval)."""
 
     value: float
@@ -328,7 +194,7 @@ def grid_index(values: Sequence[Any], wanted: float) -> int:
 
 @dataclass(frozen=True)
 class Claim:
-    """A paper's claim about ViTs against CNNs, checked on a pair of models (`evaluation.findings`).
+    """A paper's claim about ViTs against CNNs, checked on a pair of models (`analysis.findings`).
 
     name: a slug; paper: "paul-chen" or "park-kim"; claim: the claim as a reader states it; source: where the paper
     makes it; quantity: what is compared, with its unit; direction: +1 when the paper finds the ViT's quantity
@@ -344,7 +210,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class ProbeFinding(Claim):
-    """A claim that a probe's per-image record checks (`evaluation.findings` pairs the two models' images and
+    """A claim that a probe's per-image record checks (`analysis.findings` pairs the two models' images and
     bootstraps the difference of the means): per_image(probe_dict) gives the images' keys and the quantity per
     image (raises LookupError when the dict cannot give it); scale: the factor to the quantity's unit (100: a mean
     of 0/1 in percent)."""
@@ -367,7 +233,7 @@ class ProbeSpec:
     """A probe as a unit of the runner and of the report.
 
     name: registry key; probe: the `hf_vitrobust.probes` function; result_type: its result class.
-    selection: "random", "correct" or "first" (see `evaluation.probe_tasks.select_images`); chunk_size: default
+    selection: "random", "correct" or "first" (see `evaluation.probe_images.select_images`); chunk_size: default
         images per chunk (`chunk_length` gives the chunk for given params: one Hessian mini-batch, one CKA
         minibatch).
     needs_labels: the probe measures accuracy or a loss; labels of -1 (no label) are an error then, and are
@@ -384,7 +250,7 @@ class ProbeSpec:
         value from the headline rows (default: the row labelled `summary_row`).
     figures: figure name -> `ProbeFigure(draw, caption)`.
     intervals_fn(probe_dict, confidence_level): the per-point intervals over images of a MERGED dict (see the
-        module docstring; `interval_entry`), {} where the dict lacks what they need; None: the probe has none.
+        module docstring; `intervals.interval_entry`), {} where the dict lacks what they need; None: the probe has none.
     findings: the papers' claims its per-image record checks on a pair of models (`ProbeFinding`).
     value_of(probe_dict, metric, condition): the probe's number of a published metric (`ProbeValue`), for the
         published numbers beside ours; None: the papers published none of this probe.
@@ -597,9 +463,7 @@ def probe_of(name: str, data: Mapping[str, Any]) -> ProbeSpec | None:
 
 __all__ = [
     "IMAGE_LIST_SELECTION",
-    "INTERVAL_UNIT",
     "MAP_DECIMALS",
-    "PER_IMAGE",
     "PROBES",
     "RUNNER_KEYS",
     "Claim",
@@ -610,23 +474,14 @@ __all__ = [
     "ProbeSpec",
     "ProbeValue",
     "chunk_seed",
-    "counts_from_means",
     "get_probe",
     "grid_index",
-    "interval_entry",
-    "mean_curve",
-    "merged_per_image",
     "method_headline",
-    "paired_accuracy_curves",
-    "per_image_of",
-    "per_image_record",
     "probe_kwargs",
     "probe_of",
-    "proportion_curve",
     "register_probe",
     "rounded_maps",
     "same_setting",
-    "sample_std",
     "summed_counts",
     "summed_values",
     "total_images",

@@ -100,7 +100,7 @@ def test_out_of_range_subset_index_after_the_first_batch_is_skipped_and_counted(
     """A 200-class number of 200 or more (or -1) in the first batch is a schema error (tests/data/test_data_hub.py);
     after it, one such row is skipped and counted and the stream goes on."""
     from hf_vitrobust.data import HubSource, imagenet_a_classes
-    from hf_vitrobust.data.hub import FIRST_BATCH_ROWS
+    from hf_vitrobust.data.datasets_source import FIRST_BATCH_ROWS
 
     repo, schema = fx.int_imagenet_a(tmp_path, [0] * FIRST_BATCH_ROWS + [200, -1, 199])
     source = HubSource(str(repo), schema)

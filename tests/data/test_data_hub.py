@@ -26,7 +26,7 @@ from hf_vitrobust.data import (
     match_schema,
     resolve_source,
 )
-from hf_vitrobust.data.hub import FIRST_BATCH_ROWS
+from hf_vitrobust.data.datasets_source import FIRST_BATCH_ROWS
 from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "hub_datasets.md"
@@ -209,10 +209,10 @@ def test_declared_row_count_of_a_local_copy_is_compared_and_recorded(tmp_path):
 def test_row_count_mismatch_on_the_hub_is_a_schema_error(tmp_path, monkeypatch):
     """On the Hub a wrong count means another dataset (Voxel51/ImageNet-O read by `datasets` gives 3 rows, not
     2,000): the check that a local copy only records refuses it. Simulated by treating the fixture as remote."""
-    from hf_vitrobust.data import hub
+    from hf_vitrobust.data import datasets_source
 
     repo = fx.cais_imagenet_o(tmp_path, 3)
-    monkeypatch.setattr(hub._Part, "local", property(lambda self: False))
+    monkeypatch.setattr(datasets_source._Part, "local", property(lambda self: False))
     with pytest.raises(SchemaError, match=r"3 rows \(image files\), but the benchmark has 2000.*incomplete"):
         load_benchmark("imagenet-o", str(repo)).validate()
 

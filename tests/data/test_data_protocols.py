@@ -4,7 +4,7 @@ hf_vitrobust/assets/class_lists/SOURCES.md)."""
 import pytest
 import torch
 
-from hf_vitrobust.data.protocols import (
+from hf_vitrobust.data.class_lists import (
     IMAGENET_9_CLASSES,
     imagenet_9_folder_name,
     imagenet_a_classes,

@@ -17,6 +17,7 @@ import torch
 import yaml
 from PIL import Image as PILImage
 
+from hf_vitrobust.analysis.protocols import default_protocol
 from hf_vitrobust.data import (
     BENCHMARKS,
     HubSource,
@@ -26,8 +27,8 @@ from hf_vitrobust.data import (
     get_benchmark,
     load_benchmark,
 )
-from hf_vitrobust.evaluation.protocols import default_protocol
-from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.evaluation.streams import uint8_to_pixels
 from hf_vitrobust.evaluation.suite import suite_from_dict
 from hf_vitrobust.models import load_classifier

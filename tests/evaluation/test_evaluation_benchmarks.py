@@ -29,7 +29,8 @@ from hf_vitrobust.data import (
     imagenet_r_classes,
     imagenet_to_imagenet_9,
 )
-from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.models import load_classifier
 from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
 

@@ -12,16 +12,11 @@ import pytest
 import torch
 from probe_models import NUM_CLASSES, PREPROCESSING, random_images, timm_cnn, transformers_vit
 
-from hf_vitrobust.evaluation.probe_tasks import (
-    PROBE_TASKS,
-    ProbeNotApplicable,
-    chunk_seed,
-    get_probe_task,
-    select_images,
-)
+from hf_vitrobust.evaluation.probe_images import select_images
 from hf_vitrobust.models import Classifier
 from hf_vitrobust.probes import feature_similarity, hessian_spectrum
 from hf_vitrobust.probes.base import predict_logits
+from hf_vitrobust.probes.spec import PROBES, ProbeNotApplicable, chunk_seed, get_probe
 
 SEED = 7
 # Small settings per task (keys are probe keywords or task settings) and the chunk length used in the test.
@@ -104,9 +99,9 @@ def probe_kwargs(task, params, ids):
     return kwargs
 
 
-@pytest.mark.parametrize("name", sorted(PROBE_TASKS))
+@pytest.mark.parametrize("name", sorted(PROBES))
 def test_chunks_merge_to_the_whole_run(name, vit, data):
-    task = PROBE_TASKS[name]
+    task = PROBES[name]
     params, size = SETTINGS[name]
     pixels, labels, ids = data
     if name != "cka":  # 10 images: chunks of 4, 4 and 2
@@ -181,7 +176,7 @@ def test_chunks_merge_to_the_whole_run(name, vit, data):
 def test_merged_values_are_not_trivial(vit, data):
     """The equality test above is only meaningful if the probes measure something that differs between chunks."""
     pixels, labels, ids = data
-    task = PROBE_TASKS["occlusion"]
+    task = PROBES["occlusion"]
     params = task.check_params(SETTINGS["occlusion"][0])
     first = task.merge([task.run(vit, pixels[:4], labels[:4], ids[:4], SEED, params)])
     second = task.merge([task.run(vit, pixels[4:], labels[4:], ids[4:], SEED, params)])
@@ -192,9 +187,9 @@ def test_merged_values_are_not_trivial(vit, data):
     assert moved["confidence"][0] == pytest.approx(first["confidence"][0])  # ratio 0: no hole
 
 
-@pytest.mark.parametrize("name", sorted(PROBE_TASKS))
+@pytest.mark.parametrize("name", sorted(PROBES))
 def test_check_params_rejects_unknown_keys(name):
-    task = PROBE_TASKS[name]
+    task = PROBES[name]
     with pytest.raises(ValueError, match="bogus_key") as error:
         task.check_params({"bogus_key": 1})
     assert "batch_size" in str(error.value)  # the accepted keys are listed
@@ -212,27 +207,27 @@ def test_check_params_rejects_unknown_keys(name):
 
 def test_runner_owned_params_are_explained():
     with pytest.raises(ValueError, match=r"num_images.*set by the runner"):
-        PROBE_TASKS["pgd"].check_params({"num_images": 5})
+        PROBES["pgd"].check_params({"num_images": 5})
     with pytest.raises(ValueError, match="max_batches"):
-        PROBE_TASKS["hessian"].check_params({"max_batches": 2})
-    assert PROBE_TASKS["hessian"].chunk_length({"batch_size": 6}) == 6
-    assert PROBE_TASKS["cka"].chunk_length({"minibatch_size": 12}) == 12
-    assert PROBE_TASKS["occlusion"].chunk_length({"batch_size": 6}) == PROBE_TASKS["occlusion"].chunk_size
+        PROBES["hessian"].check_params({"max_batches": 2})
+    assert PROBES["hessian"].chunk_length({"batch_size": 6}) == 6
+    assert PROBES["cka"].chunk_length({"minibatch_size": 12}) == 12
+    assert PROBES["occlusion"].chunk_length({"batch_size": 6}) == PROBES["occlusion"].chunk_size
 
 
 def test_run_checks_params_and_labels_before_work(vit, data):
     pixels, labels, ids = data
     with pytest.raises(ValueError, match="bogus"):
-        PROBE_TASKS["occlusion"].run(vit, pixels[:4], labels[:4], ids[:4], SEED, {"bogus": 1})
+        PROBES["occlusion"].run(vit, pixels[:4], labels[:4], ids[:4], SEED, {"bogus": 1})
     missing = labels[:4].clone()
     missing[2] = -1
     with pytest.raises(ValueError, match="needs labels"):
-        PROBE_TASKS["occlusion"].run(vit, pixels[:4], missing, ids[:4], SEED, {})
+        PROBES["occlusion"].run(vit, pixels[:4], missing, ids[:4], SEED, {})
     # Probes that use labels only when present run on predictions instead.
-    partial = PROBE_TASKS["deepfool"].run(vit, pixels[:4], missing, ids[:4], SEED, {"steps": 2})
+    partial = PROBES["deepfool"].run(vit, pixels[:4], missing, ids[:4], SEED, {"steps": 2})
     assert bool(partial["clean_correct"].all())
     with pytest.raises(ValueError, match="Partials disagree on 'ratios'"):
-        task = PROBE_TASKS["occlusion"]
+        task = PROBES["occlusion"]
         task.merge(
             [
                 task.run(vit, pixels[:4], labels[:4], ids[:4], SEED, {"ratios": [0.0, 0.1]}),
@@ -240,10 +235,10 @@ def test_run_checks_params_and_labels_before_work(vit, data):
             ]
         )
     # Probes that never read labels ignore them (here: out of the model's label space).
-    ignored = PROBE_TASKS["feature_variance"].run(vit, pixels[:4], torch.full((4,), 999), ids[:4], SEED, {})
+    ignored = PROBES["feature_variance"].run(vit, pixels[:4], torch.full((4,), 999), ids[:4], SEED, {})
     assert ignored["num_images"] == 4
     with pytest.raises(ValueError, match="cannot be merged"):
-        PROBE_TASKS["lesion"].merge([{"task": "occlusion", "num_images": 1}])
+        PROBES["lesion"].merge([{"task": "occlusion", "num_images": 1}])
 
 
 def test_pgd_skips_chunks_without_correct_images(vit, data):
@@ -251,7 +246,7 @@ def test_pgd_skips_chunks_without_correct_images(vit, data):
     pixels, labels, ids = data
     pixels, labels, ids = pixels[:8], labels[:8].clone(), ids[:8]
     labels[:4] = (predict_logits(vit, pixels[:4]).argmax(dim=1) + 3) % NUM_CLASSES  # chunk 0: all wrong
-    task = PROBE_TASKS["pgd"]
+    task = PROBES["pgd"]
     params = task.check_params({"steps": 2, "method": "sign", "eps": 0.03})
     partials = [roundtrip(task.run(vit, pixels[p], labels[p], ids[p], SEED, params)) for p in chunks_of(8, 4)]
     assert partials[0]["losses"] is None
@@ -269,7 +264,7 @@ def test_pgd_skips_chunks_without_correct_images(vit, data):
 
 def test_cka_leaves_out_a_last_chunk_below_four_images(vit, data):
     pixels, _, ids = data
-    task = PROBE_TASKS["cka"]
+    task = PROBES["cka"]
     params = task.check_params({"minibatch_size": 4})
     partials = [task.run(vit, pixels[p], None, ids[p], SEED, params) for p in chunks_of(10, 4)]
     merged = task.merge(partials)
@@ -281,7 +276,7 @@ def test_cka_leaves_out_a_last_chunk_below_four_images(vit, data):
 
 def test_map_tasks_keep_at_most_max_maps(vit, data):
     pixels, _, ids = data
-    task = PROBE_TASKS["attention"]
+    task = PROBES["attention"]
     params = task.check_params({"max_maps": 3})
     partials = [task.run(vit, pixels[p], None, ids[p], SEED, params) for p in chunks_of(10, 2)]
     merged = task.merge(partials)
@@ -293,34 +288,34 @@ def test_map_tasks_keep_at_most_max_maps(vit, data):
 
 
 def test_check_applicable(vit):
-    for task in PROBE_TASKS.values():
+    for task in PROBES.values():
         task.check_applicable(vit)  # a ViT supports every probe
     cnn = timm_cnn()
     with pytest.raises(ProbeNotApplicable, match="attention"):
-        PROBE_TASKS["attention"].check_applicable(cnn)
+        PROBES["attention"].check_applicable(cnn)
     assert issubclass(ProbeNotApplicable, ValueError)
-    PROBE_TASKS["gradcam"].check_applicable(cnn)
-    PROBE_TASKS["lesion"].check_applicable(cnn)
+    PROBES["gradcam"].check_applicable(cnn)
+    PROBES["lesion"].check_applicable(cnn)
     linear = Classifier(
         torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 32 * 32, NUM_CLASSES)), PREPROCESSING
     ).eval()
     with pytest.raises(ProbeNotApplicable, match="residual units"):
-        PROBE_TASKS["lesion"].check_applicable(linear)
+        PROBES["lesion"].check_applicable(linear)
     frozen = Classifier(
         torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 32 * 32, NUM_CLASSES)), PREPROCESSING
     ).eval()
     frozen.requires_grad_(False)
     with pytest.raises(ProbeNotApplicable, match="no trainable parameters"):
-        PROBE_TASKS["hessian"].check_applicable(frozen)
+        PROBES["hessian"].check_applicable(frozen)
 
 
 def test_get_probe_task():
-    assert get_probe_task("occlusion") is PROBE_TASKS["occlusion"]
-    assert get_probe_task("occlusion_sweep") is PROBE_TASKS["occlusion"]  # the probe function's name
-    assert get_probe_task("feature_similarity") is PROBE_TASKS["cka"]
+    assert get_probe("occlusion") is PROBES["occlusion"]
+    assert get_probe("occlusion_sweep") is PROBES["occlusion"]  # the probe function's name
+    assert get_probe("feature_similarity") is PROBES["cka"]
     with pytest.raises(ValueError, match="Did you mean 'occlusion'"):
-        get_probe_task("occlusoin")
-    assert set(PROBE_TASKS) == {
+        get_probe("occlusoin")
+    assert set(PROBES) == {
         "occlusion",
         "fourier_heatmap",
         "deepfool",
@@ -387,7 +382,7 @@ def test_select_correct_and_first():
 
 
 @pytest.mark.parametrize(
-    "task", [task for task in PROBE_TASKS.values() if task.choices], ids=lambda task: task.name
+    "task", [task for task in PROBES.values() if task.choices], ids=lambda task: task.name
 )
 def test_named_options_are_checked_when_the_suite_is_read(task):
     """Every protocol switch accepts exactly its named options: the probe's default is one of them, each passes

@@ -18,10 +18,11 @@ import yaml
 from launch import accelerate_launch, assert_intervals_identical, assert_results_close, cpu_environment
 from PIL import Image
 
+from hf_vitrobust.analysis.kinds import benchmark_metrics
 from hf_vitrobust.cli import main as cli_main
 from hf_vitrobust.data import get_benchmark
-from hf_vitrobust.evaluation.runner import EvaluationConfig, EvaluationError, evaluate
-from hf_vitrobust.evaluation.scoring import benchmark_metrics
+from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.metrics import mean_corruption_error
 
 MODEL = "builtin:efficientnet_lite0"
@@ -430,3 +431,36 @@ def test_compile_gives_the_same_predictions(tmp_path):
     eager, compiled = (_predictions(outputs[c], "imagenet-val") for c in (False, True))
     assert eager["prediction"].tolist() == compiled["prediction"].tolist()
     np.testing.assert_allclose(eager["confidence"], compiled["confidence"], atol=1e-4)
+
+
+def test_a_run_and_a_dry_run_push_read_each_predictions_file_once(tmp_path, monkeypatch):
+    """The analysis is computed once, on the predictions the runner holds in memory, and stored: one `evaluate`
+    reads each predictions file once (its read-back after the merge, checked), and the report and the model card
+    of a `push --dry-run` read none."""
+    import pyarrow.parquet as pq
+
+    suite = {**SUITE, "probes": {}}
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    output = tmp_path / "run"
+    reads: list[str] = []
+    reading = pq.read_table
+
+    def counted(source, *args, **kwargs):
+        path = Path(str(source))
+        if output / "predictions" in path.parents:
+            reads.append(path.relative_to(output).as_posix())
+        return reading(source, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_table", counted)
+    evaluate(EvaluationConfig(suite=str(tmp_path / "suite.json"), output=output, progress=False))
+    files = sorted(f"predictions/builtin_efficientnet_lite0/{name}.parquet" for name in suite["benchmarks"])
+    assert sorted(reads) == files
+    assert json.loads((output / "results.json").read_text())["analysis"]["published"] == []
+    reads.clear()
+    assert (
+        cli_main(
+            ["push", "user/model", "--results", str(output), "--dry-run", "--output", str(tmp_path / "s")]
+        )
+        == 0
+    )
+    assert reads == []

@@ -165,7 +165,8 @@ def test_corruption_on_the_device_gives_the_workers_predictions(tmp_path):
     import pandas as pd
     import yaml
 
-    from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+    from hf_vitrobust.evaluation.config import EvaluationConfig
+    from hf_vitrobust.evaluation.runner import evaluate
 
     suite = tmp_path / "suite.yaml"
     suite.write_text(

@@ -2,18 +2,16 @@
 numbers, and every mistake in a user's file fails at load time naming the file, the entry and the closest names."""
 
 import json
-import sys
 import types
 
 import pytest
 import yaml
 
-from hf_vitrobust import evaluation
 from hf_vitrobust.corruptions import CORRUPTIONS, EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
 from hf_vitrobust.corruptions.occlusion import DEFAULT_RATIOS
 from hf_vitrobust.corruptions.perturbations import TEST_PERTURBATIONS
 from hf_vitrobust.data import BENCHMARKS
-from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS, get_probe_task
+from hf_vitrobust.evaluation import suite as suite_module
 from hf_vitrobust.evaluation.suite import (
     SUITE_NAMES,
     SUITES_DIR,
@@ -24,6 +22,7 @@ from hf_vitrobust.evaluation.suite import (
     suite_from_dict,
     suite_path,
 )
+from hf_vitrobust.probes.spec import PROBES, get_probe
 
 
 def write_suite(tmp_path, data, name="mine.yaml"):
@@ -55,9 +54,9 @@ def test_shipped_suite_loads_and_validates(name):
     assert all(spec.name in BENCHMARKS for spec in suite.benchmarks)
     listed = set(suite.benchmark_names)
     for spec in suite.probes:
-        assert spec.name in PROBE_TASKS
+        assert spec.name in PROBES
         assert spec.benchmark in listed
-        assert set(spec.params) <= set(PROBE_TASKS[spec.name].accepted_params), spec.name
+        assert set(spec.params) <= set(PROBES[spec.name].accepted_params), spec.name
 
 
 def test_shipped_files_are_the_suite_names():
@@ -118,8 +117,8 @@ def test_paper_suite_holds_the_protocol_numbers():
     assert pgd.params == {
         "method": "adam", "eps": 0.001, "step_size": 0.0005, "steps": 10, "record": "paul-chen-notebook",
     }  # fmt: skip
-    assert get_probe_task("pgd").selection_for(pgd.params) == "random"
-    assert get_probe_task("pgd").selection_for({"record": "every-step"}) == "correct"
+    assert get_probe("pgd").selection_for(pgd.params) == "random"
+    assert get_probe("pgd").selection_for({"record": "every-step"}) == "correct"
     assert set(suite.benchmark_names) == {
         "imagenet-val", "imagenet-c", "imagenet-p", "imagenet-a", "imagenet-r", "imagenet-o", "imagenet-9",
     }  # fmt: skip
@@ -142,7 +141,7 @@ def test_mechanisms_suite_covers_park_and_kim():
 def test_quick_suite_covers_everything_on_few_samples():
     suite = load_suite("quick")
     assert set(suite.benchmark_names) == set(BENCHMARKS)
-    assert set(suite.probe_names) == set(PROBE_TASKS)
+    assert set(suite.probe_names) == set(PROBES)
     assert all(spec.num_images <= 64 for spec in suite.probes)
     assert all(spec.limit is None or spec.limit <= 500 for spec in suite.benchmarks)
 
@@ -365,11 +364,7 @@ def test_probe_tasks_check_params_runs_at_load_time(tmp_path, monkeypatch):
             if params["ratios"][0] < 0:
                 raise ValueError("ratios must be in [0, 1).")
 
-    module = types.ModuleType("hf_vitrobust.evaluation.probe_tasks")
-    module.PROBE_TASKS = {"occlusion": Task()}
-    module.get_probe_task = lambda name: module.PROBE_TASKS[name]
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(evaluation, "probe_tasks", module, raising=False)
+    monkeypatch.setattr(suite_module, "_probe_registry", lambda: {"occlusion": Task()})
     assert load_suite(write_suite(tmp_path, minimal())).probe("occlusion") == SuiteProbe(
         "occlusion", "imagenet-val", 8, {"ratios": [0.0, 0.5]}
     )
@@ -378,7 +373,7 @@ def test_probe_tasks_check_params_runs_at_load_time(tmp_path, monkeypatch):
     path = write_suite(tmp_path, bad, name="bad.yaml")
     with pytest.raises(ValueError, match=r"bad\.yaml: probes\.occlusion: ratios must be in \[0, 1\)"):
         load_suite(path)
-    # Names come from PROBE_TASKS once it exists: a probe it does not hold is unknown.
+    # Names come from the probe registry: a probe it does not hold is unknown.
     other = minimal(probes={"pgd": {"num_images": 8}})
     with pytest.raises(ValueError, match=r"unknown probe 'pgd'"):
         load_suite(write_suite(tmp_path, other, name="other.yaml"))

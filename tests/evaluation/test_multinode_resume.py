@@ -35,7 +35,8 @@ from launch import (
     free_port,
 )
 
-from hf_vitrobust.evaluation.runner import EvaluationConfig, EvaluationError, Runner, evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
+from hf_vitrobust.evaluation.runner import Runner, evaluate
 
 MODEL = "builtin:efficientnet_lite0"
 KEY = "builtin_efficientnet_lite0"

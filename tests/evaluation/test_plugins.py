@@ -14,17 +14,27 @@ import pytest
 import yaml
 from probe_models import save_tiny_vit
 
+from hf_vitrobust.analysis import scoring, uncertainty
+from hf_vitrobust.analysis.analyze import analyze
+from hf_vitrobust.analysis.findings import Finding, check_findings, headline_quantity
+from hf_vitrobust.analysis.headlines import TOP1, headline_name
+from hf_vitrobust.analysis.kinds import BENCHMARK_KINDS, BenchmarkKind, CardRow
+from hf_vitrobust.analysis.results import load_results, merge_results
+from hf_vitrobust.analysis.run_models import RunModels
 from hf_vitrobust.data import BENCHMARKS, Benchmark, BuiltinPhotosSource
-from hf_vitrobust.evaluation import BENCHMARK_KINDS, BenchmarkKind, evaluate, scoring
-from hf_vitrobust.evaluation.report import render_markdown
-from hf_vitrobust.evaluation.report_blocks import figure_blocks, model_table, percent_at
-from hf_vitrobust.evaluation.runner import EvaluationConfig
+from hf_vitrobust.evaluation import evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig
 from hf_vitrobust.evaluation.suite import load_suite
+from hf_vitrobust.hub import render_model_card
 from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
 from hf_vitrobust.probes import PROBES, ProbeResult, ProbeSpec, prepare_inputs, register_probe
 from hf_vitrobust.probes.base import new_axes
 from hf_vitrobust.probes.display import fmt_number, fmt_percent, new_figure
 from hf_vitrobust.probes.spec import ProbeFigure, total_images, weighted_mean
+from hf_vitrobust.report.blocks import figure_blocks, model_table, percent_at
+from hf_vitrobust.report.displays import BENCHMARK_DISPLAYS, BenchmarkDisplay
+from hf_vitrobust.report.document import render_markdown
+from hf_vitrobust.report.figures import FigureFile
 
 PROBE = "toy_brightness"
 PROBE_FIGURE = "toy_brightness_bars"
@@ -97,7 +107,7 @@ PROBE_SPEC = ProbeSpec(
 
 # ------------------------------------------------------------------------------------------------ the kind
 def _kind_rows(bench: str):
-    return [(f"{bench} toy top-1 (%)", percent_at("top1"))]
+    return [(f"{bench} toy top-1 (%)", percent_at("top1"), headline_name(bench, TOP1))]
 
 
 def _kind_section(bench, views, figures):
@@ -120,9 +130,12 @@ KIND_SPEC = BenchmarkKind(
         benchmark, frame, protocol
     ),
     headline=scoring.clean_headline,
-    summary_rows=_kind_rows,
-    section=_kind_section,
-    figures=_kind_figures,
+    estimators=uncertainty.accuracy_headlines,
+    card_rows=lambda metrics: (CardRow(("top1",), "accuracy", "Toy top-1 accuracy (%)", TOP1),),
+    quantities=(TOP1,),
+)
+DISPLAY_SPEC = BenchmarkDisplay(
+    name=KIND, summary_rows=_kind_rows, section=_kind_section, figures=_kind_figures
 )
 
 BENCHMARK_SPEC = Benchmark(
@@ -139,10 +152,12 @@ BENCHMARK_SPEC = Benchmark(
 def plugins():
     register_probe(PROBE_SPEC)
     BENCHMARK_KINDS.register(KIND, KIND_SPEC)
+    BENCHMARK_DISPLAYS.register(KIND, DISPLAY_SPEC)
     BENCHMARKS.register(BENCHMARK, BENCHMARK_SPEC)
     yield
     PROBES.unregister(PROBE)
     BENCHMARK_KINDS.unregister(KIND)
+    BENCHMARK_DISPLAYS.unregister(KIND)
     BENCHMARKS.unregister(BENCHMARK)
 
 
@@ -193,7 +208,9 @@ def test_the_plugins_reach_the_report_and_the_figures(plugin_run):
     markdown = (plugin_run / "report.md").read_text()
     value, top1 = fmt_number(probe["brightness"]), fmt_percent(metrics["top1"])
     assert f"## Benchmark: {BENCHMARK}" in markdown and f"| toy top-1 (%) | {top1} |" in markdown
-    assert f"| {BENCHMARK} toy top-1 (%) | {top1} |" in markdown  # the kind's Summary row
+    interval = next(iter(results["intervals"].values()))[f"{BENCHMARK} top-1 %"]
+    summary = f"| {BENCHMARK} toy top-1 (%) | {top1} [{interval['low']:.2f}, {interval['high']:.2f}] |"
+    assert summary in markdown  # the kind's Summary row, with the interval its estimators gave
     assert f"### Probe: {PROBE}" in markdown and f"| mean brightness | {value} |" in markdown
     assert f"| {PROBE}: mean brightness | {value} |" in markdown  # the probe's Summary row
     for figure in (PROBE_FIGURE, KIND_FIGURE):
@@ -209,7 +226,7 @@ def test_old_results_without_kind_render_the_same_report(plugin_run):
     """Runs written before the kind was recorded get it from the benchmark registry by name; an unknown name gets
     the generic display, not a kind guessed from its metric keys."""
     results = json.loads((plugin_run / "results.json").read_text())
-    figures = results["figures"]
+    figures = {name: FigureFile(path) for name, path in results["figures"].items()}
     old = copy.deepcopy(results)
     for entry in old["benchmarks"].values():
         del entry["kind"]
@@ -219,6 +236,32 @@ def test_old_results_without_kind_render_the_same_report(plugin_run):
     unknown["metrics"] = {key: {"renamed": value[BENCHMARK]} for key, value in unknown["metrics"].items()}
     text = render_markdown([unknown], figures)
     assert "## Benchmark: renamed" in text and "renamed toy top-1 (%)" not in text and "| top1 |" in text
+
+
+def test_a_plugin_kind_gets_intervals_card_rows_and_findings_quantities(plugin_run):
+    """A kind defined here: its estimators give the run's interval, its card rows the model card's model-index row
+    and interval, and a finding reads its declared quantity; no other module was edited."""
+    results = json.loads((plugin_run / "results.json").read_text())
+    [key] = results["metrics"]
+    top1 = results["metrics"][key][BENCHMARK]["top1"]
+    name = f"{BENCHMARK} top-1 %"  # spelled out: the kind's headline, independently of headline_name
+    interval = results["intervals"][key][name]
+    assert interval["estimate"] == pytest.approx(top1) and interval["low"] <= top1 <= interval["high"]
+    assert interval["num_samples"] == 4
+    card = render_model_card(results=[results])
+    assert "name: Toy top-1 accuracy (%)" in card and f"value: {top1}" in card
+    row = next(line for line in card.splitlines() if "| Toy top-1 accuracy (%) |" in line)
+    assert f"| {BENCHMARK} |" in row and f"{top1:.2f} [{interval['low']:.2f}, {interval['high']:.2f}]" in row
+    # A finding on the kind's quantity, checked on the model against itself: a difference of exactly 0.
+    finding = Finding(
+        "toy", "tests", "toy claim", "here", "toy top-1", +1, BENCHMARK, headline_quantity(BENCHMARK, TOP1)
+    )
+    merged = merge_results(load_results([plugin_run]))
+    models = RunModels(merged)
+    [check] = check_findings([models((0, key))], [models((0, key))], [finding], analyze(merged).settings)
+    assert check.vit_value == pytest.approx(top1) and check.difference["estimate"] == 0.0
+    with pytest.raises(ValueError, match="no headline quantity 'AUPR %'"):
+        headline_quantity(BENCHMARK, "AUPR %")
 
 
 def test_unregistering_leaves_the_registries_as_they_were(plugins):

@@ -1,5 +1,5 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""Evaluation protocols (`hf_vitrobust.evaluation.protocols`, docs/protocols.md), each re-derived from the official
+"""Evaluation protocols (`hf_vitrobust.analysis.protocols`, docs/protocols.md), each re-derived from the official
 code it names:
 
 - preprocessing: "as-released" is ImageNet-C/test.py's `CenterCrop(224), ToTensor()` (the pre-cropped images are
@@ -27,6 +27,21 @@ from probe_models import transformers_vit
 from torch import nn
 from torchvision import transforms as trn
 
+from hf_vitrobust.analysis.kinds import benchmark_metrics
+from hf_vitrobust.analysis.kinds import summary_headlines as headline
+from hf_vitrobust.analysis.predictions import prediction_rows
+from hf_vitrobust.analysis.protocols import (
+    CLASS_MASK_PROTOCOLS,
+    MCE_PROTOCOLS,
+    PREPROCESSING_PROTOCOLS,
+    RELEASE_ENCODING_PROTOCOLS,
+    benchmark_protocol,
+    check_protocol,
+    default_protocol,
+    parse_protocol_option,
+    protocol_record,
+)
+from hf_vitrobust.analysis.scoring import corruption_metrics
 from hf_vitrobust.corruptions import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS, corrupt
 from hf_vitrobust.corruptions.digital import jpeg_round_trip
 from hf_vitrobust.corruptions.export import resize_and_crop, stable_sample_index
@@ -38,21 +53,9 @@ from hf_vitrobust.data import (
 from hf_vitrobust.data.generated import GeneratedCorruptionSource, GeneratedPerturbationSource
 from hf_vitrobust.data.imagenet_p import decode_video, encode_video_as_released
 from hf_vitrobust.data.samples import InMemorySource, Sample
-from hf_vitrobust.evaluation.predictions import prediction_rows
-from hf_vitrobust.evaluation.protocols import (
-    CLASS_MASK_PROTOCOLS,
-    MCE_PROTOCOLS,
-    PREPROCESSING_PROTOCOLS,
-    RELEASE_ENCODING_PROTOCOLS,
-    benchmark_protocol,
-    check_protocol,
-    default_protocol,
-    model_input,
-    parse_protocol_option,
-    protocol_record,
-)
-from hf_vitrobust.evaluation.runner import EvaluationConfig, EvaluationError, Runner, evaluate
-from hf_vitrobust.evaluation.scoring import benchmark_metrics, corruption_metrics, headline
+from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
+from hf_vitrobust.evaluation.model_input import model_input
+from hf_vitrobust.evaluation.runner import Runner, evaluate
 from hf_vitrobust.evaluation.suite import load_suite, suite_from_dict
 from hf_vitrobust.metrics import mean_corruption_error
 from hf_vitrobust.models import Classifier, Preprocessing
@@ -603,7 +606,7 @@ def test_protocols_doc_names_every_protocol_and_existing_tests():
 
 
 def test_the_report_shows_the_protocols_and_says_when_a_run_recorded_none(tmp_path):
-    from hf_vitrobust.evaluation.report import render_markdown
+    from hf_vitrobust.report.document import render_markdown
 
     suite = _generated_suite(tmp_path)
     results = evaluate(

@@ -14,7 +14,8 @@ from probe_models import save_tiny_vit
 
 from hf_vitrobust.cli import main as cli_main
 from hf_vitrobust.data import BuiltinPhotosSource
-from hf_vitrobust.evaluation.runner import EvaluationConfig, EvaluationError, evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.evaluation.suite import load_suite, suite_from_dict
 
 SEED = 4

@@ -10,12 +10,12 @@ import json
 
 import pytest
 
+from hf_vitrobust.analysis.analyze import analyze
+from hf_vitrobust.analysis.published import published_numbers
+from hf_vitrobust.analysis.published_vs_ours import published_comparisons
+from hf_vitrobust.analysis.results import load_results, merge_results
 from hf_vitrobust.cli import main as cli_main
-from hf_vitrobust.evaluation.published import published_numbers
 from hf_vitrobust.evaluation.reproduce import leg_suite, pair_names, plan_reproduction
-from hf_vitrobust.evaluation.reproduction import published_comparisons
-from hf_vitrobust.evaluation.reproduction_report import reproduction_summary
-from hf_vitrobust.evaluation.results import load_results, merge_results
 from hf_vitrobust.evaluation.suite import load_suite, suite_from_dict
 
 
@@ -135,7 +135,7 @@ def test_the_offline_default_marks_every_number_not_comparable_and_writes_the_se
     again = published_comparisons(merge_results(results))
     assert {c.row.row_id for c in again} == wanted
     assert [c.to_dict() for c in again] == record["published"]
-    summary = reproduction_summary(merge_results(results))
+    summary = analyze(merge_results(results)).reproduction()
     assert summary["published"] == record["published"] and summary["findings"] == record["findings"]
     assert cli_main(["report", *map(str, folders), "--output", str(tmp_path / "again")]) == 0
     assert "## Published vs ours" in (tmp_path / "again" / "report.md").read_text()

@@ -30,7 +30,8 @@ from probe_models import save_tiny_vit
 from read_counting import counting_environment, opened_by_rank
 
 from hf_vitrobust.data import get_benchmark, load_benchmark
-from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.evaluation.streams import ReadAssignment, chunked, plan_stream
 from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
 

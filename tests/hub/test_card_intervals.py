@@ -12,9 +12,10 @@ import yaml
 from huggingface_hub import ModelCard
 
 from hf_vitrobust import __version__
+from hf_vitrobust.analysis.kinds import headline_estimators
+from hf_vitrobust.analysis.results import load_results
+from hf_vitrobust.analysis.uncertainty import UncertaintySettings, intervals_of, read_predictions
 from hf_vitrobust.data import BENCHMARKS
-from hf_vitrobust.evaluation.results import load_results
-from hf_vitrobust.evaluation.uncertainty import UncertaintySettings, benchmark_intervals, read_predictions
 from hf_vitrobust.hub import render_model_card
 from hf_vitrobust.metrics.intervals import Interval
 
@@ -68,7 +69,8 @@ def run_with_intervals() -> dict:
     intervals = {}
     for name, relative in result["predictions"][KEY].items():
         frame = read_predictions(RUN / relative)
-        intervals.update(benchmark_intervals(BENCHMARKS.get(name), frame, None, None, settings))
+        estimators = headline_estimators(BENCHMARKS.get(name), frame)
+        intervals.update(intervals_of({label: (e, None) for label, e in estimators.items()}, settings))
     result["intervals"] = {KEY: intervals}
     result["uncertainty"] = settings.to_dict()
     return result

@@ -409,7 +409,7 @@ def test_results_without_a_commit_render_commit_unknown():
 def test_provenance_records_the_checkout_commit():
     import subprocess
 
-    from hf_vitrobust.evaluation.results import provenance
+    from hf_vitrobust.analysis.record import provenance
 
     recorded = provenance()
     assert set(recorded) == {"hf_vitrobust_version", "git_commit", "git_dirty"}
@@ -425,7 +425,7 @@ def test_the_card_shows_published_numbers_beside_ours_and_the_findings(tmp_path)
     (a number of the notebooks with its verdict) and the findings of the pair."""
     from reproduction_runs import Model, accuracy_frame, write_run
 
-    from hf_vitrobust.evaluation.results import load_results
+    from hf_vitrobust.analysis.results import load_results
 
     rng = np.random.default_rng(0)
     vit = Model(

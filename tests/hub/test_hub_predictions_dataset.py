@@ -19,8 +19,8 @@ import pytest
 import yaml
 from hub_fakes import FakeApi
 
+from hf_vitrobust.analysis.predictions import PREDICTION_SCHEMA, with_derived_columns
 from hf_vitrobust.cli import main
-from hf_vitrobust.evaluation.predictions import PREDICTION_SCHEMA, with_derived_columns
 from hf_vitrobust.hub import push, render_model_card, split_name, stage_predictions
 from hf_vitrobust.hub.predictions_dataset import COLUMN_DESCRIPTIONS, SPLIT_PATTERN, split_names
 

@@ -21,7 +21,8 @@ import torch
 import yaml
 from huggingface_hub import ModelCard
 
-from hf_vitrobust.evaluation.runner import EvaluationConfig, evaluate
+from hf_vitrobust.evaluation.config import EvaluationConfig
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.hub import stage_metric, stage_model
 from hf_vitrobust.metrics import STANDARD_CORRUPTIONS, mean_corruption_error, ood_detection_metrics
 from hf_vitrobust.models.alternet import (

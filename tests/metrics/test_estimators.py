@@ -13,9 +13,9 @@ from scipy import integrate, stats
 from scipy.special import expit
 from sklearn.metrics import average_precision_score
 
+from hf_vitrobust.analysis.scoring import corruption_metrics
 from hf_vitrobust.constants import TEST_PERTURBATIONS
 from hf_vitrobust.data.benchmarks import get_benchmark
-from hf_vitrobust.evaluation.scoring import corruption_metrics
 from hf_vitrobust.metrics import (
     EXTRA_CORRUPTIONS,
     IMAGENET_TO_IN9,
@@ -31,8 +31,8 @@ from hf_vitrobust.metrics import (
     mean_corruption_error,
     ood_detection_metrics,
 )
+from hf_vitrobust.metrics.cell_tables import INDEPENDENT_NOTE
 from hf_vitrobust.metrics.estimators import (
-    INDEPENDENT_NOTE,
     accuracy_estimator,
     aupr_estimator,
     background_gap_estimator,

@@ -26,7 +26,7 @@ from hf_vitrobust.metrics import (
     STANDARD_CORRUPTIONS,
     TEST_PERTURBATIONS,
 )
-from hf_vitrobust.metrics.estimators import INDEPENDENT_NOTE
+from hf_vitrobust.metrics.cell_tables import INDEPENDENT_NOTE
 
 ROOT = Path(__file__).resolve().parents[2]
 LEVEL = 0.95

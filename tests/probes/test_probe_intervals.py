@@ -14,12 +14,12 @@ import torch
 from probe_models import NUM_CLASSES, random_images, timm_cnn, timm_vit
 from scipy import stats
 
+from hf_vitrobust.analysis.results import load_results
 from hf_vitrobust.corruptions.frequency_noise import DEFAULT_BANDWIDTH, IMAGENET_STD, add_band_noise
 from hf_vitrobust.corruptions.occlusion import cutout
-from hf_vitrobust.evaluation.results import load_results
 from hf_vitrobust.probes import PROBES
 from hf_vitrobust.probes.base import predict_logits
-from hf_vitrobust.probes.features import log_amplitude_diagonal
+from hf_vitrobust.probes.feature_spectrum import log_amplitude_diagonal
 from hf_vitrobust.probes.pgd import pgd_attack
 
 SEED = 5

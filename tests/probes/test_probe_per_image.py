@@ -12,8 +12,8 @@ from hf_vitrobust.corruptions.frequency_noise import DEFAULT_BANDWIDTH, IMAGENET
 from hf_vitrobust.corruptions.occlusion import cutout
 from hf_vitrobust.probes import PROBES
 from hf_vitrobust.probes.base import predict_logits
-from hf_vitrobust.probes.features import log_amplitude_diagonal
-from hf_vitrobust.probes.spec import PER_IMAGE, merged_per_image, per_image_record
+from hf_vitrobust.probes.feature_spectrum import log_amplitude_diagonal
+from hf_vitrobust.probes.per_image import PER_IMAGE, merged_per_image, per_image_record
 
 SEED = 2
 N = 10

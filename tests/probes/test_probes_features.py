@@ -12,14 +12,9 @@ from probe_models import FAMILIES, PREPROCESSING, alternet, random_images, trans
 from torch import nn
 
 from hf_vitrobust.models import Classifier
-from hf_vitrobust.probes.features import (
-    LOG_AMPLITUDE_EPS,
-    diagonal_indices,
-    feature_fourier,
-    feature_variance,
-    log_amplitude_diagonal,
-    spatial_feature_map,
-)
+from hf_vitrobust.probes.feature_maps import spatial_feature_map
+from hf_vitrobust.probes.feature_spectrum import LOG_AMPLITUDE_EPS, diagonal_indices, log_amplitude_diagonal
+from hf_vitrobust.probes.features import feature_fourier, feature_variance
 
 SIDE = 8
 CHANNELS = 4

@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 from probe_models import FAMILIES, random_images
 
-from hf_vitrobust.probes.loss_landscape import filter_normalized_direction, loss_landscape
+from hf_vitrobust.probes.loss_landscape import loss_landscape
+from hf_vitrobust.probes.loss_landscape_directions import filter_normalized_direction
 
 IMAGES = random_images(4)
 LABELS = torch.tensor([0, 3, 5, 9])

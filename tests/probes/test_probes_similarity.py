@@ -10,7 +10,7 @@ import pytest
 import torch
 from probe_models import FAMILIES, alternet, random_images, transformers_vit
 
-from hf_vitrobust.probes.features import spatial_feature_map
+from hf_vitrobust.probes.feature_maps import spatial_feature_map
 from hf_vitrobust.probes.similarity import (
     MinibatchCKA,
     feature_similarity,

@@ -11,8 +11,8 @@ import torch
 import torch_dct  # the reference: a missing torch_dct must fail these tests, not skip them
 from probe_models import random_images, transformers_vit
 
-from hf_vitrobust.evaluation.probe_tasks import get_probe_task
 from hf_vitrobust.probes.deepfool import deepfool_energy_sum, deepfool_spectrum
+from hf_vitrobust.probes.spec import get_probe
 from hf_vitrobust.probes.spectra import SPECTRA, dct2, dct_energy_db, dct_energy_sum, dct_matrix
 
 SHAPES = [(3, 2, 8, 8), (4, 3, 7, 9), (2, 3, 32, 32)]
@@ -150,6 +150,6 @@ def test_deepfool_spectrum_option_end_to_end_and_suite_params():
         torch.testing.assert_close(10 * torch.log10(energy / count).float(), result.energy_db)
     assert json.loads(json.dumps(notebook.to_dict()))["spectrum"] == "paul-chen-notebook"
     # The suite's `params:` of the "deepfool" probe are keyword arguments of deepfool_spectrum.
-    task = get_probe_task("deepfool")
+    task = get_probe("deepfool")
     assert task.probe is deepfool_spectrum and "spectrum" in task.accepted_params
     assert task.check_params({"spectrum": "paul-chen-notebook"})["spectrum"] == "paul-chen-notebook"

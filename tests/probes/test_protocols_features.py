@@ -20,19 +20,18 @@ from probe_models import FAMILIES, PREPROCESSING, alternet, random_images, timm_
 from timm.layers import GroupNormAct
 from torch import nn
 
-from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS, ProbeNotApplicable
 from hf_vitrobust.models import AlterNetConfig, Classifier
 from hf_vitrobust.models.residual_units import find_residual_sums
-from hf_vitrobust.probes.features import (
+from hf_vitrobust.probes.feature_maps import RESIDUAL_SUMS
+from hf_vitrobust.probes.feature_spectrum import (
     FREQUENCY_BINS,
     NOTEBOOK_BINS,
     NYQUIST_BINS,
-    RESIDUAL_SUMS,
     diagonal_indices,
-    feature_fourier,
-    feature_variance,
     log_amplitude_diagonal,
 )
+from hf_vitrobust.probes.features import feature_fourier, feature_variance
+from hf_vitrobust.probes.spec import PROBES, ProbeNotApplicable
 
 
 # ------------------------------------------------------------------------------------------- notebook transcription
@@ -323,7 +322,7 @@ def test_residual_sums_errors():
     with pytest.raises(ValueError, match="no residual blocks"):
         find_residual_sums(plain.module)
     with pytest.raises(ProbeNotApplicable, match="no known residual sums"):
-        PROBE_TASKS["feature_fourier"].applicable_fn(plain, {"layers": RESIDUAL_SUMS})
+        PROBES["feature_fourier"].applicable_fn(plain, {"layers": RESIDUAL_SUMS})
     with pytest.raises(TypeError, match="not a single string"):
         feature_variance(timm_vit(), random_images(1), layers="residual_sums")
 
@@ -335,7 +334,7 @@ def test_runner_chunks_merge_to_the_one_call_result(probe):
     params = {"layers": RESIDUAL_SUMS}
     if probe == "feature_fourier":
         params["frequency_bins"] = NOTEBOOK_BINS
-    task = PROBE_TASKS[probe]
+    task = PROBES[probe]
     task.applicable_fn(classifier, task.check_params(params))
     ids = torch.arange(5)
     partials = [
@@ -361,4 +360,4 @@ def test_runner_chunks_merge_to_the_one_call_result(probe):
             [v for profile in reference["profiles"] for v in profile], rel=1e-9, abs=1e-12
         )
     with pytest.raises(ValueError, match="residual-sums"):
-        PROBE_TASKS["cka"].run(classifier, images, None, ids, 0, {"layers": RESIDUAL_SUMS})
+        PROBES["cka"].run(classifier, images, None, ids, 0, {"layers": RESIDUAL_SUMS})

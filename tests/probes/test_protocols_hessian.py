@@ -12,7 +12,6 @@ from probe_models import PREPROCESSING, random_images
 from torch import nn
 from torch.func import functional_call
 
-from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS, chunk_seed
 from hf_vitrobust.models import Classifier
 from hf_vitrobust.probes import hessian as hessian_module
 from hf_vitrobust.probes.augmentation import augment_batch
@@ -22,6 +21,7 @@ from hf_vitrobust.probes.hessian import (
     hessian_spectrum,
     pyhessian_eigenvalues,
 )
+from hf_vitrobust.probes.spec import PROBES, chunk_seed
 
 LABELS = torch.tensor([0, 1, 2, 3, 4, 0])
 
@@ -333,7 +333,7 @@ def test_probe_task_merges_the_protocol_fields():
     """The runner's chunks (one mini-batch each) merge into the fields of one result: eigenvalues and power_steps
     concatenated by batch, regularizer, augmentation and tol shared."""
     classifier = small_net(torch.float32)
-    task = PROBE_TASKS["hessian"]
+    task = PROBES["hessian"]
     params = task.check_params(
         {
             "batch_size": 3,
@@ -387,7 +387,7 @@ def test_bad_protocol_arguments():
 
 def test_report_figure_pools_every_top_eigenvalue_of_the_pyhessian_protocol():
     """Park & Kim histogram the top-k of every batch together; our Lanczos figure keeps the top one per batch."""
-    from hf_vitrobust.probes.hessian import draw_hessian_spectrum
+    from hf_vitrobust.probes.hessian_result import draw_hessian_spectrum
 
     nan = float("nan")
     eigenvalues = [[5.0, -2.0, 1.0], [4.0, 3.0, -0.5]]

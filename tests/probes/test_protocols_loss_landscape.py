@@ -11,18 +11,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 from probe_models import PREPROCESSING, random_images, transformers_vit
 
-from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS
 from hf_vitrobust.models import Classifier
 from hf_vitrobust.probes.augmentation import augment_batch, soft_target_cross_entropy
-from hf_vitrobust.probes.loss_landscape import (
+from hf_vitrobust.probes.loss_landscape import _augmentation_seed, loss_landscape
+from hf_vitrobust.probes.loss_landscape_directions import (
     PARK_KIM_EXCLUDE,
-    _augmentation_seed,
     filter_normalized_direction,
     landscape_tensors,
-    loss_landscape,
     normalize_direction,
     random_direction,
 )
+from hf_vitrobust.probes.spec import PROBES
 
 IMAGES = random_images(5, seed=4)
 LABELS = torch.tensor([1, 4, 4, 7, 0])
@@ -244,7 +243,7 @@ def test_batch_average_and_runner_chunks_of_one_mini_batch_merge_to_the_one_call
     gap = by_batches.loss - by_images.loss  # the same L2 term at every point, only the NLL average differs
     assert (gap.abs() > 1e-5).all()
     # The runner: with batch_size set a chunk is one mini-batch, and the merge weighs chunks by batch count.
-    task = PROBE_TASKS["loss_landscape"]
+    task = PROBES["loss_landscape"]
     ids = torch.tensor([3, 1, 4, 15, 9])
     for params in (
         {"batch_size": 2, "loss_average": "batches", **settings},

@@ -35,7 +35,7 @@ from hf_vitrobust.data.image_lists import (
     match_image_list,
     read_pickled_names,
 )
-from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS, select_images, select_listed_images
+from hf_vitrobust.evaluation.probe_images import select_images, select_listed_images
 from hf_vitrobust.models.imagenet import imagenet_wnid_to_index
 from hf_vitrobust.probes.occlusion import (
     albumentations_centres,
@@ -44,6 +44,7 @@ from hf_vitrobust.probes.occlusion import (
     albumentations_hole_side,
     occlusion_sweep,
 )
+from hf_vitrobust.probes.spec import PROBES
 
 ROOT = Path(__file__).resolve().parents[2]
 LIST_DIR = ROOT / "hf_vitrobust" / "assets" / "image_lists"
@@ -300,7 +301,7 @@ def test_select_by_list_matches_file_names_and_counts_missing(caplog):
 
 
 def test_occlusion_task_selects_by_list_and_reports_it(vit):
-    task = PROBE_TASKS["occlusion"]
+    task = PROBES["occlusion"]
     assert task.selection_for({}) == "random"
     assert task.selection_for({"image_list": LIST_NAME}) == f"image-list:{LIST_NAME}"
     with pytest.raises(ValueError, match="Unknown image list"):

@@ -34,7 +34,7 @@ from hf_vitrobust.corruptions.fourier_basis import (
     max_window,
 )
 from hf_vitrobust.models import Classifier, Preprocessing
-from hf_vitrobust.probes.features import spatial_feature_map
+from hf_vitrobust.probes.feature_maps import spatial_feature_map
 from hf_vitrobust.probes.fourier_heatmap import fourier_heatmap
 from hf_vitrobust.probes.gradcam import gradcam
 from hf_vitrobust.probes.similarity import feature_similarity, linear_cka

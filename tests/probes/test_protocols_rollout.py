@@ -14,7 +14,6 @@ import pytest
 import torch
 from probe_models import random_images, timm_vit
 
-from hf_vitrobust.evaluation.probe_tasks import PROBE_TASKS
 from hf_vitrobust.models.cam_targets import TokenLayout
 from hf_vitrobust.probes.attention import (
     ROLLOUT_NORMALIZATIONS,
@@ -23,6 +22,7 @@ from hf_vitrobust.probes.attention import (
     normalize_maps,
     token_readout,
 )
+from hf_vitrobust.probes.spec import PROBES
 
 QUIRK = "paul-chen-notebook"
 BATCH, HEADS, GRID = 2, 3, 4
@@ -160,7 +160,7 @@ def vit():
 def test_probe_passes_the_notebook_protocol_through(vit):
     """The "attention" task of the suites accepts the keyword and the probe's maps are the notebook's masks."""
     params = {"method": None, "head_fusion": "mean", "discard_ratio": 0.9, "normalization": QUIRK}
-    checked = PROBE_TASKS["attention"].check_params(params)
+    checked = PROBES["attention"].check_params(params)
     assert checked["normalization"] == QUIRK
     images = random_images(2)
     result = attention_maps(

@@ -1,0 +1,153 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Everything computed from what runs recorded, computed once: `analyze(results) -> Analysis`.
+
+An `Analysis` holds the intervals of every model's headline numbers (`uncertainty`), the paired comparisons of
+every pair of models, the published numbers beside ours (`published_vs_ours`) and the papers' findings checked on
+every pair (`findings`). Each model's predictions are read once for all of them (`RunModels`); the runner hands
+over the frames it already holds, so a run reads no predictions file again.
+
+The runner stores the analysis in results.json (`Analysis.store`: "intervals", "comparisons", "uncertainty" and
+`ANALYSIS_KEY`); the report and the model card read it from there (`stored_analysis`), and `vitrobust report` and
+`vitrobust reproduce` call `analyze` once on the runs they show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..data import BENCHMARKS
+from ..probes.spec import probe_of
+from .findings import findings_for
+from .published_vs_ours import published_comparisons
+from .run_models import RunModels
+from .uncertainty import (
+    NotedEstimator,
+    UncertaintySettings,
+    compare_models,
+    intervals_of,
+    recorded_protocol,
+    run_settings,
+    subset_note,
+)
+
+#: Where results.json keeps the published numbers beside ours and the findings.
+ANALYSIS_KEY = "analysis"
+
+
+@dataclass
+class Analysis:
+    """The analysis of some runs (merged results: model keys are unique).
+
+    intervals: model key -> headline -> interval dict (+ samples_needed); comparisons: every pair of models'
+    paired differences (None with fewer than two models); published: the published numbers beside ours, as dicts;
+    findings: [{paper, pair, origin, checks}]."""
+
+    settings: UncertaintySettings
+    intervals: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    comparisons: dict[str, Any] | None = None
+    published: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+    def reproduction(self) -> dict[str, Any]:
+        """The published numbers and findings, as results.json keeps them (`ANALYSIS_KEY`)."""
+        return {
+            "confidence_level": self.settings.confidence_level,
+            "published": self.published,
+            "findings": self.findings,
+        }
+
+    def store(self, results: Sequence[dict[str, Any]]) -> None:
+        """Write the analysis into `results` (in place): each run's intervals of the models it holds, its settings,
+        and, in the first run, the comparisons (replacing any run's own) and the published numbers and findings."""
+        for result in results:
+            held = set(result.get("predictions") or {}) | set(result.get("intervals") or {})
+            intervals = dict(result.get("intervals") or {})
+            intervals.update({key: value for key, value in self.intervals.items() if key in held})
+            result["intervals"] = intervals
+            result["uncertainty"] = self.settings.to_dict()
+            if self.comparisons is not None:
+                result.pop("comparisons", None)
+        if results:
+            if self.comparisons is not None:
+                results[0]["comparisons"] = self.comparisons
+            results[0][ANALYSIS_KEY] = self.reproduction()
+
+
+def _model_estimators(result: Mapping[str, Any], key: str, run_models: RunModels, index: int) -> dict:
+    """Every headline estimator of model `key` of a run, from its predictions: name -> (estimator, the subset's
+    note)."""
+    model = run_models((index, key))
+    out: dict[str, NotedEstimator] = {}
+    for name in (result.get("predictions") or {}).get(key) or {}:
+        if name not in BENCHMARKS.names() or model.frame(name) is None:
+            continue
+        benchmark = BENCHMARKS.get(name)
+        note = subset_note(model.benchmark_info(name).get("subset"))
+        for label, estimator in model.headlines_of(
+            benchmark, recorded_protocol(result, name, benchmark)
+        ).items():
+            out[label] = (estimator, note)
+    return out
+
+
+def analyze(
+    results: Sequence[Mapping[str, Any]],
+    settings: UncertaintySettings | None = None,
+    *,
+    frames: Mapping[str, Mapping[str, pd.DataFrame]] | None = None,
+) -> Analysis:
+    """The analysis of merged `results` (`results.merge_results`), at `settings` (default: the first run's
+    recorded ones; each run's own for its intervals). `frames`: model key -> benchmark -> the predictions already
+    in memory, which are then not read again.
+
+    Given settings also recompute the probes' per-point intervals at their level (`ProbeSpec.probe_intervals`,
+    from the stored counts), in place."""
+    chosen = settings or run_settings(results[0])
+    run_models = RunModels(results, frames)
+    analysis = Analysis(chosen)
+    built: dict[str, dict[str, NotedEstimator]] = {}
+    for index, result in enumerate(results):
+        own = settings or run_settings(result)
+        for key in result.get("predictions") or {}:
+            estimators = _model_estimators(result, key, run_models, index)
+            if estimators:
+                analysis.intervals[key] = intervals_of(estimators, own)
+                built[key] = estimators
+        if settings is not None:
+            for probes in (result.get("probes") or {}).values():
+                for name, probe in (probes or {}).items():
+                    spec = probe_of(name, probe) if isinstance(probe, Mapping) else None
+                    if spec is not None and "intervals" in probe:
+                        probe["intervals"] = spec.probe_intervals(probe, settings.confidence_level)
+    if len(built) > 1:
+        analysis.comparisons = compare_models(built, chosen)
+    analysis.published = [c.to_dict() for c in published_comparisons(results, chosen, run_models)]
+    analysis.findings = [
+        {
+            "paper": pairing.paper,
+            "pair": pairing.name,
+            "origin": pairing.origin,
+            "checks": [check.to_dict() for check in checks],
+        }
+        for pairing, checks in findings_for(results, chosen, run_models)
+    ]
+    return analysis
+
+
+def stored_analysis(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The published numbers and findings the (first) run stored (`ANALYSIS_KEY`); empty where it stored none."""
+    stored = (results[0].get(ANALYSIS_KEY) if results else None) or {}
+    return {
+        "confidence_level": stored.get("confidence_level", run_settings(results[0]).confidence_level)
+        if results
+        else None,
+        "published": list(stored.get("published") or []),
+        "findings": list(stored.get("findings") or []),
+    }
+
+
+__all__ = ["ANALYSIS_KEY", "Analysis", "analyze", "stored_analysis"]

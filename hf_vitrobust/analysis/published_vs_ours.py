@@ -1,0 +1,467 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Published numbers beside ours: for each published number of a model a run holds, our number with its interval,
+the difference, and a verdict.
+
+Which published numbers a run matches (`identify_models`):
+- a run made by `vitrobust reproduce` records, per model, the paper's model it stands for (results.json
+  "reproduction"): every published number of that model is shown, those of benchmarks the run lacks included;
+- otherwise a model whose spec is the Hub or timm id that holds the published model's very weights (the table's
+  `model_id`, `model_match` "same-weights") is that model, and its published numbers of the benchmarks and probes
+  the run has are shown.
+
+Our number (`our_number`) is computed from the run's per-sample predictions (the same estimators as the run's
+intervals, `analysis.uncertainty`): an accuracy of a cell, a variant or a class mask with its Wilson (or
+Clopper-Pearson) interval, a headline (AUPR, BG-gap, mCE) with its bootstrap interval; a probe's number from its
+stored counts.
+
+The verdict (`compare_published`), at the run's confidence level:
+- "not comparable", with every reason that applies: the number is not in this run; another checkpoint (a stand-in,
+  another Hub id, or a published model without public weights); another protocol (a part of the row's protocol
+  that the run did not use); other images (a subset, generated instead of released images, another image count,
+  an image list that was never published);
+- "equal": ours is the published value to its reading precision (and to 1e-6 relative, the float32 rounding of
+  the authors' printed accuracies);
+- "within the interval": the published value (widened by its reading precision, and by the most that the images
+  the authors left out can move it: a subset of m of our n images moves an accuracy by at most 100 (n - m) / m
+  points) meets our interval;
+- "outside the interval": it does not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..data import BENCHMARKS, Benchmark
+from ..metrics.estimators import Estimator, derived_seed
+from ..metrics.intervals import Interval, proportion_interval
+from ..probes.spec import PROBES
+from .headlines import AUPR, BG_GAP, ECE, MCE, MEAN_TOP1, MFR, RELATIVE_MCE, headline_name
+from .protocols import default_protocol
+from .published import PAPERS, PublishedNumber, published_numbers
+from .run_models import RunModel, RunModels
+from .uncertainty import (
+    UncertaintySettings,
+    run_settings,
+)
+
+VERDICTS = ("equal", "within the interval", "outside the interval", "not comparable")
+#: The kinds of reason a published number is not comparable with ours.
+REASONS = ("not in this run", "other checkpoint", "other protocol", "other images", "no interval")
+#: The relative tolerance of "equal": the authors' accuracies were computed and printed in float32.
+EQUAL_RELATIVE = 1e-6
+#: The suite whose protocol reproduces each paper's numbers.
+PAPER_SUITES = {"paul-chen": "paper", "park-kim": "mechanisms"}
+#: Metrics whose values are accuracies in percent: the dropped-images allowance applies to them.
+_ACCURACIES = ("top-1 %", "top-5 %", "error %")
+
+
+# ----------------------------------------------------------------------------------------------- our number
+@dataclass(frozen=True)
+class OurNumber:
+    """Our value of a published number, its interval (None where it has none), the images behind it, and why there
+    is none (`missing`)."""
+
+    value: float | None = None
+    interval: Interval | None = None
+    num_images: int | None = None
+    missing: str | None = None
+
+
+def _missing(why: str) -> OurNumber:
+    return OurNumber(missing=why)
+
+
+def _from_estimator(estimator: Estimator, settings: UncertaintySettings, name: str) -> OurNumber:
+    interval = estimator.interval(
+        settings.confidence_level,
+        num_resamples=settings.num_resamples,
+        seed=derived_seed(settings.seed, "published", name),
+        proportion_method=settings.proportion_method,
+    )
+    value = interval.estimate
+    return OurNumber(None if value is None else float(value), interval, estimator.num_samples)
+
+
+#: A published metric -> the quantity of our headline it is (`headlines.headline_name`).
+_HEADLINE_QUANTITIES = {
+    "AUPR %": AUPR,
+    "BG-gap (points)": BG_GAP,
+    "mean top-1 %": MEAN_TOP1,
+    "relative mCE %": RELATIVE_MCE,
+    "ECE %": ECE,
+    "mFR %": MFR,
+}
+
+
+def _headline_name(row: PublishedNumber, benchmark: Benchmark, protocol: Mapping[str, str]) -> str:
+    if row.metric == "mCE %":
+        return headline_name(benchmark.name, MCE, protocol.get("mce", "alexnet-15"))
+    if row.metric not in _HEADLINE_QUANTITIES:
+        raise LookupError(f"this package computes no {row.metric!r} of {benchmark.name}")
+    return headline_name(benchmark.name, _HEADLINE_QUANTITIES[row.metric])
+
+
+def _benchmark_number(row: PublishedNumber, model: RunModel, settings: UncertaintySettings) -> OurNumber:
+    if row.benchmark not in BENCHMARKS.names():
+        return _missing(f"{row.benchmark!r} is no benchmark of this package")
+    benchmark = BENCHMARKS.get(row.benchmark)
+    # class_mask and mce are read from the same predictions under the row's choice; the rest as the run recorded.
+    protocol = {**default_protocol(benchmark), **model.applied_protocol(row.benchmark)}
+    protocol.update({k: v for k, v in row.protocol_parts.items() if k in ("class_mask", "mce")})
+    try:
+        model.predictions(row.benchmark)  # a benchmark the run lacks says so before a metric it lacks
+        if row.metric in _ACCURACIES:
+            metric = "top-5 %" if row.metric == "top-5 %" else "top-1 %"
+            estimator = model.accuracy(
+                benchmark, metric=metric, class_mask=protocol.get("class_mask"), conditions=row.conditions
+            )
+            found = _from_estimator(estimator, settings, row.row_id)
+            if row.metric == "error %" and found.interval is not None:  # 100 - top-1, its bounds swapped
+                interval = found.interval
+                error = replace(
+                    interval,
+                    estimate=100.0 - interval.estimate,
+                    low=None if interval.high is None else 100.0 - interval.high,
+                    high=None if interval.low is None else 100.0 - interval.low,
+                )
+                found = OurNumber(error.estimate, error, found.num_images)
+            return found
+        name = _headline_name(row, benchmark, protocol)
+        estimators = model.headlines(benchmark, protocol)
+        if name not in estimators:
+            raise LookupError(f"this run has no {name}")
+        found = _from_estimator(estimators[name], settings, row.row_id)
+        if row.metric == "BG-gap (points)":  # published per variant: the foreground images of one background
+            predictions = model.predictions(row.benchmark)
+            labelled = predictions[predictions["label"] >= 0]
+            found = replace(found, num_images=int((labelled["variant"].astype(str) == "mixed_same").sum()))
+        return found
+    except LookupError as error:
+        return _missing(str(error).strip("'\""))
+
+
+def _probe_number(row: PublishedNumber, model: RunModel, settings: UncertaintySettings) -> OurNumber:
+    """A probe's number of the row, read by the probe's own `value_of`; an accuracy gets the Wilson (or
+    Clopper-Pearson) interval of its count of correct images."""
+    spec = PROBES.get(row.benchmark)
+    probe = model.probe(row.benchmark)
+    if probe is None:
+        return _missing(f"no {row.benchmark} probe in this run")
+    if spec.value_of is None:
+        return _missing(f"this package reads no published number of the {row.benchmark} probe")
+    try:
+        found = spec.value_of(probe, row.metric, row.conditions)
+    except LookupError as error:
+        return _missing(str(error).strip("'\""))
+    interval = None
+    if found.successes is not None and found.num_images:
+        interval = proportion_interval(
+            found.successes,
+            found.num_images,
+            settings.confidence_level,
+            settings.proportion_method,
+            100.0,
+            "image",
+        )
+    return OurNumber(found.value, interval, found.num_images)
+
+
+def our_number(row: PublishedNumber, model: RunModel, settings: UncertaintySettings) -> OurNumber:
+    """Our value of a published number for one model of a run, with its interval at `settings`' level."""
+    if row.benchmark in PROBES.names():
+        return _probe_number(row, model, settings)
+    return _benchmark_number(row, model, settings)
+
+
+# -------------------------------------------------------------------------------------------------- the verdict
+@dataclass(frozen=True)
+class PublishedComparison:
+    """One published number beside ours: the verdict and the reasons behind a "not comparable"."""
+
+    row: PublishedNumber
+    model: str
+    spec: str
+    ours: OurNumber
+    verdict: str
+    reasons: tuple[tuple[str, str], ...] = ()
+    allowance: float = 0.0
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.ours.value is None else self.ours.value - self.row.value
+
+    def reason_text(self) -> str:
+        """The reasons in words: "other checkpoint (...); other images (...)"."""
+        return "; ".join(f"{kind}: {detail}" for kind, detail in self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        interval = self.ours.interval
+        return {
+            "row_id": self.row.row_id,
+            "paper": self.row.paper,
+            "model_key": self.row.model_key,
+            "published_model": self.row.model,
+            "where": self.row.where,
+            "benchmark": self.row.benchmark,
+            "metric": self.row.metric,
+            "condition": self.row.condition,
+            "protocol": self.row.protocol,
+            "published": self.row.value,
+            "reading_precision": self.row.reading_precision,
+            "source": self.row.source,
+            "read_from": self.row.read_from,
+            "model": self.model,
+            "spec": self.spec,
+            "ours": self.ours.value,
+            "interval": None if interval is None else interval.to_dict(),
+            "num_images": self.ours.num_images,
+            "difference": self.difference,
+            "allowance": self.allowance,
+            "verdict": self.verdict,
+            "reasons": [{"kind": kind, "detail": detail} for kind, detail in self.reasons],
+        }
+
+
+def _same(a: str, b: Any) -> bool:
+    """Two protocol values are the same: equal as text, or as numbers."""
+    if isinstance(b, Mapping):  # a probe's image_list is recorded as {"name": ...}
+        b = b.get("name")
+    if isinstance(b, list | tuple):  # a list parameter, written "a,b" in the table
+        parts = [part.strip() for part in str(a).split(",")]
+        return len(parts) == len(b) and all(_same(part, item) for part, item in zip(parts, b, strict=True))
+    if str(a) == str(b):
+        return True
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    except (TypeError, ValueError):
+        return False
+
+
+def _protocol_differences(row: PublishedNumber, model: RunModel) -> list[str]:
+    """The parts of the row's protocol that the run did not use for this model, in words."""
+    differences = []
+    if row.benchmark in PROBES.names():
+        probe = model.probe(row.benchmark) or {}
+        params = probe.get("params") or {}
+        for part, wanted in row.protocol_parts.items():
+            if part == "preprocessing":
+                bench = str(probe.get("benchmark") or "imagenet-val")
+                recorded = model.applied_protocol(bench).get("preprocessing")
+            else:
+                recorded = probe.get(part, params.get(part))
+            if wanted == "other":
+                differences.append(f"{part}: theirs is none of this package's (see the table's note)")
+            elif recorded is None or not _same(wanted, recorded):
+                differences.append(
+                    f"{part} {wanted} published, {recorded if recorded is not None else 'not set'} here"
+                )
+        return differences
+    applied = model.applied_protocol(row.benchmark)
+    for part, wanted in row.protocol_parts.items():
+        if part in ("class_mask", "mce"):
+            continue  # both are computed from the same predictions: ours is read under the row's
+        if wanted == "other":
+            differences.append(f"{part}: theirs is none of this package's (see the table's note)")
+        elif part not in applied:
+            differences.append(f"{part} {wanted} published, not recorded here")
+        elif not _same(wanted, applied[part]):
+            differences.append(f"{part} {wanted} published, {applied[part]} here")
+    return differences
+
+
+def _image_differences(row: PublishedNumber, model: RunModel, ours: OurNumber) -> tuple[list[str], float]:
+    """Why our images are not the published number's (in words), and the allowance for images they left out."""
+    differences: list[str] = []
+    bench = row.benchmark
+    if bench in PROBES.names():
+        bench = str((model.probe(bench) or {}).get("benchmark") or "imagenet-val")
+        dataset = row.conditions.get("dataset")
+        if dataset and dataset != bench:
+            differences.append(f"the probe read {bench} here, the published number {dataset}")
+    info = model.benchmark_info(bench)
+    source = info.get("source") or {}
+    if info.get("generated") or source.get("generated"):
+        differences.append(f"{bench} generated on the fly here, not the released images")
+    elif str(source.get("kind") or "").startswith("builtin"):
+        differences.append(f"{bench} is the bundled demo photos here, not the benchmark's images")
+    subset = info.get("subset") or {}
+    if subset.get("kind") in ("first", "random") and subset.get("limit") is not None:
+        differences.append(f"a {subset['kind']}-{subset['limit']} subset of {bench} here")
+    if row.image_set == "unpublished-list":
+        differences.append("the authors' image list was never published")
+    allowance = 0.0
+    m, n = row.images, ours.num_images
+    if m is not None and n is not None and m != n:
+        if row.image_set == "subset-of-all" and n > m and row.metric in _ACCURACIES:
+            allowance = 100.0 * (n - m) / m
+        elif row.image_set != "unpublished-list":
+            differences.append(f"{n:,} images here, {m:,} published")
+    return differences, allowance
+
+
+def _checkpoint_difference(row: PublishedNumber, model: RunModel, stand_in: bool) -> str | None:
+    if stand_in:
+        return f"{model.spec} stands in for {row.model}"
+    if not row.has_public_weights:
+        closest = f"; closest public: {row.model_id}" if row.model_match == "closest" else ""
+        return f"{row.model} has no public copy of its weights{closest}; {model.spec} ran"
+    if model.spec != row.model_id:
+        return f"{model.spec} ran; the published number is of {row.model} ({row.model_id})"
+    return None
+
+
+def compare_published(
+    row: PublishedNumber, model: RunModel, settings: UncertaintySettings, stand_in: bool = False
+) -> PublishedComparison:
+    """Our number of `row` for `model`, and the verdict (see the module docstring)."""
+    ours = our_number(row, model, settings)
+    reasons: list[tuple[str, str]] = []
+    if ours.missing is not None:
+        reasons.append(("not in this run", ours.missing))
+    checkpoint = _checkpoint_difference(row, model, stand_in)
+    if checkpoint is not None:
+        reasons.append(("other checkpoint", checkpoint))
+    allowance = 0.0
+    if ours.missing is None:
+        reasons += [("other protocol", text) for text in _protocol_differences(row, model)]
+        images, allowance = _image_differences(row, model, ours)
+        reasons += [("other images", text) for text in images]
+    verdict = "not comparable"
+    if not reasons and ours.value is not None:
+        tolerance = row.reading_precision + EQUAL_RELATIVE * max(abs(row.value), 1.0)
+        interval = ours.interval
+        if abs(ours.value - row.value) <= tolerance and allowance == 0.0:
+            verdict = "equal"
+        elif interval is None or interval.low is None or interval.high is None:
+            reasons.append(("no interval", "ours has no interval and differs from the published value"))
+        else:
+            widen = row.reading_precision + allowance
+            inside = interval.low - widen <= row.value <= interval.high + widen
+            verdict = "within the interval" if inside else "outside the interval"
+    return PublishedComparison(row, model.key, model.spec, ours, verdict, tuple(reasons), allowance)
+
+
+# ------------------------------------------------------------------------------------------- which rows apply
+@dataclass(frozen=True)
+class Identified:
+    """A published model found in the runs: the paper, its key, the run models that stand for it (merged-result
+    index, model key), whether they stand in for it (a reproduction with another checkpoint on purpose), and
+    whether a reproduction named it (then every one of its published numbers is shown)."""
+
+    paper: str
+    model_key: str
+    candidates: tuple[tuple[int, str], ...]
+    stand_in: bool = False
+    reproduction: bool = False
+    role: str | None = None
+
+
+def reproduction_entries(result: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    """The paper models each model of a run stands for (results.json "reproduction", written by `vitrobust
+    reproduce`), by the model's key in `result` (merged or not): key -> [{"role", "model_key", "model",
+    "stand_in", ...}, ...] (one model may stand for both members of a pair)."""
+    record = result.get("reproduction") or {}
+    by_run_key = record.get("models") or {}
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for model in result.get("models") or []:
+        given = by_run_key.get(str(model.get("run_key") or model.get("key")))
+        entries = [given] if isinstance(given, Mapping) else list(given or [])
+        out[str(model["key"])] = [{**entry, "paper": record.get("paper")} for entry in entries if entry]
+    return out
+
+
+def identify_models(results: Sequence[Mapping[str, Any]]) -> list[Identified]:
+    """The published models the runs hold (see the module docstring), in the order first met."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    by_id: dict[str, list[PublishedNumber]] = {}
+    for row in published_numbers():
+        if row.has_public_weights:
+            by_id.setdefault(row.model_id, []).append(row)
+
+    def entry_of(paper: str, key: str) -> dict[str, Any]:
+        return found.setdefault(
+            (paper, key), {"candidates": [], "stand_in": False, "reproduction": False, "role": None}
+        )
+
+    for index, result in enumerate(results):
+        recorded = reproduction_entries(result)
+        for model in result.get("models") or []:
+            key = str(model["key"])
+            given = [g for g in recorded.get(key, []) if g.get("paper") in PAPERS and g.get("model_key")]
+            for member in given:
+                entry = entry_of(str(member["paper"]), str(member["model_key"]))
+                entry.update(reproduction=True, role=member.get("role"))
+                entry["stand_in"] = entry["stand_in"] or bool(member.get("stand_in"))
+                entry["candidates"].append((index, key))
+            if given:
+                continue
+            for row in by_id.get(str(model.get("spec")), []):
+                entry = entry_of(row.paper, row.model_key)
+                if (index, key) not in entry["candidates"]:
+                    entry["candidates"].append((index, key))
+    return [
+        Identified(
+            paper, key, tuple(entry["candidates"]), entry["stand_in"], entry["reproduction"], entry["role"]
+        )
+        for (paper, key), entry in found.items()
+    ]
+
+
+def _candidate_for(row: PublishedNumber, models: Sequence[RunModel]) -> RunModel | None:
+    """The run model to read a row from: of those with the row's benchmark, one with its checkpoint and the fewest
+    protocol differences; else the first (its "not in this run" says why)."""
+    with_data = [model for model in models if model.has(row.benchmark)]
+    if not with_data:
+        return models[0] if models else None
+    return min(with_data, key=lambda m: (m.spec != row.model_id, len(_protocol_differences(row, m))))
+
+
+def published_comparisons(
+    results: Sequence[Mapping[str, Any]],
+    settings: UncertaintySettings | None = None,
+    run_models: RunModels | None = None,
+) -> list[PublishedComparison]:
+    """Every published number that the runs match (`identify_models`), beside ours, at `settings` (default: the
+    first run's recorded ones); `run_models` shares the models' predictions with other sections."""
+    if not results:
+        return []
+    settings = settings or run_settings(results[0])
+    run_models = run_models or RunModels(results)
+    out = []
+    for identified in identify_models(results):
+        models = [run_models(place) for place in identified.candidates]
+        for row in published_numbers(identified.paper):
+            if row.model_key != identified.model_key:
+                continue
+            model = _candidate_for(row, models)
+            if model is None:
+                continue
+            if not identified.reproduction and not any(m.has(row.benchmark) for m in models):
+                continue
+            out.append(compare_published(row, model, settings, stand_in=identified.stand_in))
+    return out
+
+
+def verdict_counts(comparisons: Sequence[PublishedComparison]) -> dict[str, int]:
+    """How many published numbers got each verdict."""
+    return {verdict: sum(c.verdict == verdict for c in comparisons) for verdict in VERDICTS}
+
+
+__all__ = [
+    "EQUAL_RELATIVE",
+    "PAPER_SUITES",
+    "REASONS",
+    "VERDICTS",
+    "Identified",
+    "OurNumber",
+    "PublishedComparison",
+    "compare_published",
+    "identify_models",
+    "our_number",
+    "published_comparisons",
+    "reproduction_entries",
+    "verdict_counts",
+]

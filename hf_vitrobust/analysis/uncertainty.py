@@ -1,0 +1,417 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Confidence intervals of a run's headline numbers, and paired comparisons of models, from per-sample predictions.
+
+Everything here reads predictions (the parquet rows) only, so `vitrobust report` recomputes it for any run folder:
+
+- the headline estimators of each kind of benchmark (`accuracy_headlines`, `corruption_headlines`, ...; each
+  `BenchmarkKind` names its own in `kinds`): one `metrics.estimators.Estimator` per headline (the names of
+  results.json "summary", `headlines.headline_name`), plus the ECE of clean benchmarks that keep logits;
+- `intervals_of`: their intervals (`UncertaintySettings`: level, resamples, proportion method, seed), each
+  with the caveats of its subset (first N of a stream) and of its units (samples treated as independent);
+- `compare_models`: for each pair of models and each shared headline, the difference over the samples both saw,
+  with its paired-bootstrap interval, McNemar's test for accuracies, and Holm's correction over the family.
+
+Seeds: each interval's seed is derived from the run's seed and the headline's name (`derived_seed`), so intervals
+do not depend on which others were computed, nor on the number of processes (they are computed once, on the merged
+predictions, whose units are sorted by key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from ..data import Benchmark
+from ..data.samples import clean_image_key
+from ..metrics import calibration_bins, imagenet_to_in9
+from ..metrics.calibration import softmax
+from ..metrics.estimators import (
+    Estimator,
+    accuracy_estimator,
+    aupr_estimator,
+    background_gap_estimator,
+    corruption_estimators,
+    derived_seed,
+    ece_estimator,
+    flip_rate_estimator,
+    paired_comparison,
+)
+from ..metrics.flip_rate import per_sequence_stability
+from ..metrics.intervals import (
+    DEFAULT_CONFIDENCE_LEVEL,
+    DEFAULT_NUM_RESAMPLES,
+    PROPORTION_METHODS,
+    check_confidence_level,
+    holm_adjust,
+    samples_needed,
+)
+from .headlines import (
+    AUPR,
+    BG_GAP,
+    ECE,
+    MCE,
+    MEAN_TOP1,
+    MFR,
+    RELATIVE_MCE,
+    SEVERITY5_TOP1,
+    TOP1,
+    headline_name,
+)
+from .predictions import with_derived_columns
+from .protocols import CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
+
+#: The default target half-width of "samples needed", in the headline's own units (points for percentages).
+DEFAULT_TARGET_HALF_WIDTH = 1.0
+FIRST_N_NOTE = "first-N subset of the stream: the interval describes these images, not the benchmark"
+PREDICTION_COLUMNS = (
+    "sample_id",
+    "clean_sample_id",
+    "label",
+    "prediction",
+    "top5",
+    "subset_prediction",
+    "ood_score",
+    "corruption",
+    "severity",
+    "variant",
+    "perturbation",
+    "difficulty",
+    "is_ood",
+    "frame_top5",
+    "logits",
+)
+
+
+@dataclass(frozen=True)
+class UncertaintySettings:
+    """How intervals are computed: the confidence level, bootstrap resamples, the interval of proportions
+    ("wilson" or "clopper-pearson"), the seed the per-interval seeds derive from, and the target half-width of the
+    "samples needed" column."""
+
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
+    num_resamples: int = DEFAULT_NUM_RESAMPLES
+    proportion_method: str = "wilson"
+    seed: int = 0
+    target_half_width: float = DEFAULT_TARGET_HALF_WIDTH
+
+    def __post_init__(self) -> None:
+        check_confidence_level(self.confidence_level)
+        if (
+            isinstance(self.num_resamples, bool)
+            or not isinstance(self.num_resamples, int)
+            or self.num_resamples < 1
+        ):
+            raise ValueError(f"num_resamples must be a positive integer, got {self.num_resamples!r}.")
+        if self.proportion_method not in PROPORTION_METHODS:
+            raise ValueError(
+                f"proportion_method must be one of {list(PROPORTION_METHODS)}, got {self.proportion_method!r}."
+            )
+        if not self.target_half_width > 0:
+            raise ValueError(f"target_half_width must be > 0, got {self.target_half_width!r}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> UncertaintySettings:
+        fields = cls.__dataclass_fields__
+        return cls(**{key: value for key, value in (data or {}).items() if key in fields})
+
+
+def cluster_keys(frame: pd.DataFrame) -> np.ndarray | None:
+    """The clean image of each row (`data.samples.clean_image_key`), or None where some row has none: the
+    resampling unit of a multi-cell benchmark. Generated benchmarks name it in "clean_sample_id" (read as a
+    column). Released layouts derive it from the sample id: `clean_image_key` of each cell's first row gives the
+    cell's prefix (`<corruption>/<severity>/`), and every row of the cell must start with it (vectorised per cell)."""
+    if "clean_sample_id" in frame and frame["clean_sample_id"].notna().all():
+        return frame["clean_sample_id"].to_numpy().astype(str)
+    cell_columns = [
+        c for c in ("corruption", "severity", "perturbation", "difficulty", "variant") if c in frame
+    ]
+    ids = frame["sample_id"].astype(str).reset_index(drop=True)
+    cells = frame[cell_columns].reset_index(drop=True)
+    keys = pd.Series(index=ids.index, dtype=object)
+    groups = (
+        cells.groupby(cell_columns, dropna=False, sort=False).indices if cell_columns else {(): ids.index}
+    )
+    for rows in groups.values():
+        first = int(rows[0])
+        metadata = {  # NaN (a column null for this row) dropped; 3.0 (pandas' nullable ints) read as 3
+            c: int(v) if isinstance(v, float) and v.is_integer() else v
+            for c, v in cells.iloc[first].items()
+            if v is not None and v == v
+        }
+        key = clean_image_key(ids[first], metadata)
+        if key is None or not ids[first].endswith(key):
+            return None
+        prefix = ids[first][: len(ids[first]) - len(key)]
+        group = ids.iloc[rows]
+        if not group.str.startswith(prefix).all():
+            return None
+        rest = group.str.slice(len(prefix))
+        if rest.eq("").any() or rest.str.contains(r"(?:^|/)row-[^/]*$").any():
+            return None
+        keys.iloc[rows] = rest.to_numpy()
+    return keys.to_numpy().astype(str)
+
+
+def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["label"] >= 0]
+
+
+def accuracy_headlines(
+    benchmark: Benchmark, frame: pd.DataFrame, clean: pd.DataFrame | None, protocol: Mapping[str, str]
+) -> dict[str, Estimator]:
+    """Top-1 (under the class mask of `protocol` where the benchmark has one) and, where logits were kept, ECE."""
+    labelled = _labelled(frame)
+    if labelled.empty:
+        return {}
+    labels = labelled["label"].to_numpy()
+    ids = labelled["sample_id"].to_numpy()
+    out: dict[str, Estimator] = {}
+    if benchmark.class_subset is not None:
+        chosen = protocol.get("class_mask", "hendrycks-200")
+        column = "subset_prediction" if chosen == "hendrycks-200" else "prediction"
+        correct = labelled[column].to_numpy() == labels
+        out[headline_name(benchmark.name, TOP1, chosen)] = accuracy_estimator(correct, ids)
+        return out
+    out[headline_name(benchmark.name, TOP1)] = accuracy_estimator(
+        labelled["prediction"].to_numpy() == labels, ids
+    )
+    logits = labelled.get("logits")
+    if logits is not None and not logits.isna().any():
+        stacked = np.stack(logits.to_numpy()).astype(np.float64)
+        if stacked.shape[1] > int(labels.max()):
+            probabilities = softmax(stacked)  # as calibration_metrics(from_logits=True) computes them
+            confidence = probabilities.max(axis=1)
+            correct = probabilities.argmax(axis=1) == labels
+            out[headline_name(benchmark.name, ECE)] = ece_estimator(
+                confidence, correct, calibration_bins(confidence)
+            )
+    return out
+
+
+def corruption_headlines(
+    benchmark: Benchmark, frame: pd.DataFrame, clean: pd.DataFrame | None, protocol: Mapping[str, str]
+) -> dict[str, Estimator]:
+    """Mean top-1, the mCE under each protocol (the headline one first) and the relative mCE where AlexNet's
+    errors normalise it, and the severity-5 mean top-1; resampled over clean images."""
+    labelled = _labelled(frame)
+    if labelled.empty:
+        return {}
+    keys = cluster_keys(labelled)
+    clean_arguments: dict[str, Any] = {}
+    if clean is not None and keys is not None:
+        clean_rows = _labelled(clean)
+        clean_arguments = {
+            "clean_wrong": (clean_rows["prediction"].to_numpy() != clean_rows["label"].to_numpy()),
+            "clean_wrong_keys": clean_rows["sample_id"].to_numpy().astype(str),
+        }
+    estimators = corruption_estimators(
+        labelled["prediction"].to_numpy() != labelled["label"].to_numpy(),
+        labelled["corruption"].astype(str).to_list(),
+        labelled["severity"].to_numpy().astype(np.int64),
+        labelled["sample_id"].to_numpy(),
+        keys,
+        **clean_arguments,
+    )
+    name = benchmark.name
+    out = {}
+    if "mean_top1" in estimators:
+        out[headline_name(name, MEAN_TOP1)] = estimators["mean_top1"]
+    if benchmark.alexnet_baseline:
+        by_protocol = {"alexnet-15": "mce", "unnormalized-19": "unnormalized_mce_all"}
+        first = protocol.get("mce", "alexnet-15")
+        for chosen in (first, *(p for p in by_protocol if p != first)):
+            if by_protocol[chosen] in estimators:
+                out[headline_name(name, MCE, chosen)] = estimators[by_protocol[chosen]]
+        if "relative_mce" in estimators:
+            out[headline_name(name, RELATIVE_MCE)] = estimators["relative_mce"]
+    if "severity5_top1" in estimators:
+        out[headline_name(name, SEVERITY5_TOP1)] = estimators["severity5_top1"]
+    return out
+
+
+def perturbation_headlines(
+    benchmark: Benchmark, frame: pd.DataFrame, clean: pd.DataFrame | None, protocol: Mapping[str, str]
+) -> dict[str, Estimator]:
+    """The unnormalised mFR, resampled over clean images."""
+    difficulty = int(frame["difficulty"].fillna(1).astype(int).iloc[0]) if len(frame) else 1
+    names = frame["perturbation"].astype(str).to_numpy()
+    sequences = [np.asarray(list(top), dtype=np.int64) for top in frame["frame_top5"]]
+    flips, _ = per_sequence_stability(sequences, names.tolist(), difficulty)
+    keys = cluster_keys(frame)
+    estimator = flip_rate_estimator(flips, names.tolist(), frame["sample_id"].to_numpy(), keys)
+    return {headline_name(benchmark.name, MFR): estimator}
+
+
+def ood_headlines(
+    benchmark: Benchmark, frame: pd.DataFrame, clean: pd.DataFrame | None, protocol: Mapping[str, str]
+) -> dict[str, Estimator]:
+    """The AUPR (OOD images positive), resampled within each half."""
+    is_ood = frame["is_ood"].fillna(False).astype(bool).to_numpy()
+    if is_ood.all() or not is_ood.any():
+        return {}
+    scores = frame["ood_score"].to_numpy(np.float64)
+    # The images are named by their sample ids, so that two models' estimators pair image by image.
+    return {
+        headline_name(benchmark.name, AUPR): aupr_estimator(scores, is_ood, frame["sample_id"].to_numpy())
+    }
+
+
+def background_headlines(
+    benchmark: Benchmark, frame: pd.DataFrame, clean: pd.DataFrame | None, protocol: Mapping[str, str]
+) -> dict[str, Estimator]:
+    """The BG-gap, paired by foreground image."""
+    variants = frame["variant"].astype(str).to_numpy()
+    if not {"mixed_same", "mixed_rand"} <= set(variants.tolist()):
+        return {}
+    correct = imagenet_to_in9(frame["prediction"].to_numpy()) == frame["label"].to_numpy()
+    keys = cluster_keys(frame)
+    estimator = background_gap_estimator(correct, variants.tolist(), frame["sample_id"].to_numpy(), keys)
+    return {headline_name(benchmark.name, BG_GAP): estimator}
+
+
+def subset_note(subset: Mapping[str, Any] | None) -> str | None:
+    """The caveat of a benchmark's subset (results.json `benchmarks.<name>.subset`): first-N subsets only."""
+    if subset and subset.get("kind") == "first" and subset.get("limit") is not None:
+        return FIRST_N_NOTE
+    return None
+
+
+#: A headline's estimator with the caveat its interval carries (a first-N subset's, or None).
+NotedEstimator = tuple[Estimator, "str | None"]
+
+
+def intervals_of(
+    estimators: Mapping[str, NotedEstimator], settings: UncertaintySettings
+) -> dict[str, dict[str, Any]]:
+    """Each estimator's interval as a dict, with its note and its "samples needed" for the target half-width."""
+    out = {}
+    for name, (estimator, note) in estimators.items():
+        interval = estimator.interval(
+            settings.confidence_level,
+            num_resamples=settings.num_resamples,
+            seed=derived_seed(settings.seed, name),
+            proportion_method=settings.proportion_method,
+        ).with_note(note)
+        out[name] = {
+            **interval.to_dict(),
+            "samples_needed": samples_needed(interval, settings.target_half_width),
+            "target_half_width": settings.target_half_width,
+        }
+    return out
+
+
+# ------------------------------------------------------------------------------------------ from a run folder
+def read_predictions(path: Path) -> pd.DataFrame:
+    """A predictions parquet's columns the intervals read (not the metadata JSON)."""
+    names = pq.read_schema(path).names
+    if "clean_sample_id" not in names:  # written before the column existed: derived as that run made it
+        table = with_derived_columns(pq.read_table(path))
+        return table.select([c for c in PREDICTION_COLUMNS if c in table.schema.names]).to_pandas()
+    return pq.read_table(path, columns=[c for c in PREDICTION_COLUMNS if c in names]).to_pandas()
+
+
+def run_folder(result: Mapping[str, Any]) -> Path | None:
+    """The folder a loaded results.json came from (`results.load_results` records it as "_source")."""
+    source = result.get("_source")
+    return None if not source else Path(str(source)).parent
+
+
+def recorded_protocol(result: Mapping[str, Any], name: str, benchmark: Benchmark) -> dict[str, str]:
+    """The protocol a run recorded for a benchmark's headlines: the default, with the class mask and mCE it ran
+    under (where recorded and known)."""
+    record = ((result.get("benchmarks") or {}).get(name) or {}).get("protocol") or {}
+    protocol = default_protocol(benchmark)
+    choices = {"class_mask": CLASS_MASK_PROTOCOLS, "mce": MCE_PROTOCOLS}
+    for part in protocol_parts(benchmark):
+        if part in choices and isinstance(record.get(part), str) and record[part] in choices[part]:
+            protocol[part] = record[part]
+    return protocol
+
+
+def run_settings(result: Mapping[str, Any], **overrides: Any) -> UncertaintySettings:
+    """The uncertainty settings a run recorded (results.json "uncertainty"), its seed included, with `overrides`
+    by the run options' names (confidence_level, num_resamples, interval_method, target_half_width)."""
+    if "interval_method" in overrides:
+        overrides["proportion_method"] = overrides.pop("interval_method")
+    recorded = {**(result.get("uncertainty") or {}), "seed": result.get("seed", 0)}
+    return UncertaintySettings.from_dict({**recorded, **overrides})
+
+
+# --------------------------------------------------------------------------------------------- comparisons
+def compare_models(
+    models: Mapping[str, Mapping[str, NotedEstimator]], settings: UncertaintySettings
+) -> dict[str, Any]:
+    """Every pair of models (in the given order, A before B) on every headline both have: A - B over the samples
+    both saw, its paired-bootstrap interval, the p-value (McNemar's exact test for accuracies, else the bootstrap's),
+    and whether the difference is resolved at the level after Holm's correction over all comparisons."""
+    rows: list[dict[str, Any]] = []
+    for a, b in combinations(list(models), 2):
+        for label in models[a]:
+            if label not in models[b]:
+                continue
+            (estimator_a, note), (estimator_b, _) = models[a][label], models[b][label]
+            try:
+                comparison = paired_comparison(
+                    estimator_a,
+                    estimator_b,
+                    settings.confidence_level,
+                    num_resamples=settings.num_resamples,
+                    seed=derived_seed(settings.seed, "compare", label),
+                )
+            except ValueError as error:
+                rows.append({"a": a, "b": b, "headline": label, "skipped": str(error)})
+                continue
+            difference = comparison.difference.with_note(note)
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "headline": label,
+                    **comparison.to_dict(),
+                    "difference": difference.to_dict(),
+                    "test": "McNemar exact" if comparison.mcnemar is not None else "paired bootstrap",
+                }
+            )
+    tested = [row for row in rows if "p_value" in row]
+    adjusted = holm_adjust([row["p_value"] for row in tested])
+    alpha = 1.0 - settings.confidence_level
+    for row, p in zip(tested, adjusted, strict=True):
+        row["p_holm"] = p
+        row["resolved"] = bool(p <= alpha)
+    return {
+        "confidence_level": settings.confidence_level,
+        "correction": "holm" if len(tested) > 1 else "none",
+        "num_comparisons": len(tested),
+        "rows": rows,
+    }
+
+
+__all__ = [
+    "DEFAULT_TARGET_HALF_WIDTH",
+    "FIRST_N_NOTE",
+    "NotedEstimator",
+    "UncertaintySettings",
+    "accuracy_headlines",
+    "background_headlines",
+    "cluster_keys",
+    "compare_models",
+    "corruption_headlines",
+    "intervals_of",
+    "ood_headlines",
+    "perturbation_headlines",
+    "read_predictions",
+    "recorded_protocol",
+    "run_folder",
+    "run_settings",
+    "subset_note",
+]

@@ -1,0 +1,114 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""A benchmark's preprocessing protocol applied to one model (`model_input`): the protocols are named and described
+in `analysis.protocols` and docs/protocols.md."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analysis.protocols import PREPROCESSING_PROTOCOLS
+from ..data import Benchmark
+from ..models.classifier import Classifier, Preprocessing
+
+logger = logging.getLogger(__name__)
+
+#: The side and resize of the Hendrycks scripts' transform.
+_REFERENCE_RESIZE, _REFERENCE_CROP = 256, 224
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """How one model reads one benchmark: the classifier (a view on the same weights at the protocol's input size)
+    and what was applied, for results.json."""
+
+    classifier: Classifier
+    requested: str
+    applied: str
+    note: str | None = None
+    preprocessing: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "requested": self.requested,
+            "applied": self.applied,
+            "input_size": list(self.classifier.input_size),
+            "preprocessing": self.preprocessing,
+            "note": self.note,
+        }
+
+
+def _native_resize(preprocessing: Preprocessing) -> Preprocessing:
+    return Preprocessing(
+        input_size=preprocessing.input_size,
+        resize_size=preprocessing.input_size,
+        interpolation=preprocessing.interpolation,
+        mean=preprocessing.mean,
+        std=preprocessing.std,
+    )
+
+
+def model_input(benchmark: Benchmark, preprocessing: str, classifier: Classifier) -> ModelInput:
+    """The preprocessing protocol `preprocessing` applied to `classifier` for `benchmark` (see the module
+    docstring). Raises ValueError before any work when the model cannot run under it ("resize256-crop224" or
+    "squash-224" for a model that does not run at 224 pixels); "as-released" falls back to "native-resize" for such a model."""
+    own = classifier.preprocessing
+
+    def made(chosen: Preprocessing, applied: str, note: str | None = None) -> ModelInput:
+        view = classifier.with_preprocessing(chosen)
+        return ModelInput(view, preprocessing, applied, note, chosen.to_dict())
+
+    if preprocessing == "model-native":
+        return made(own, "model-native")
+    if preprocessing == "native-resize":
+        return made(_native_resize(own), "native-resize")
+    if preprocessing in ("resize256-crop224", "squash-224"):
+        if preprocessing == "resize256-crop224":
+            chosen = Preprocessing(
+                input_size=_REFERENCE_CROP,
+                resize_size=_REFERENCE_RESIZE,
+                interpolation="bilinear",
+                mean=own.mean,
+                std=own.std,
+            )
+        else:
+            side = (_REFERENCE_CROP, _REFERENCE_CROP)
+            chosen = Preprocessing(
+                input_size=side, resize_size=side, interpolation=own.interpolation, mean=own.mean, std=own.std
+            )
+        if not classifier.accepts_input_size(chosen.input_size):
+            raise ValueError(
+                f"{classifier.name} does not run at 224x224 pixels, which {preprocessing} feeds it; use "
+                "model-native or native-resize for this model."
+            )
+        return made(chosen, preprocessing)
+    if preprocessing != "as-released":
+        raise ValueError(
+            f"Unknown preprocessing protocol {preprocessing!r}; known: {', '.join(PREPROCESSING_PROTOCOLS)}."
+        )
+    size = benchmark.released_size
+    if size is None:
+        raise ValueError(
+            f"{benchmark.name} is not released pre-cropped: it has no as-released preprocessing."
+        )
+    released = Preprocessing(
+        input_size=size, crop_only=True, interpolation=own.interpolation, mean=own.mean, std=own.std
+    )
+    if classifier.accepts_input_size(released.input_size):
+        note = None
+        if released.input_size != own.input_size:
+            note = (
+                f"fed at the release's {size}x{size} pixels, not the model's own "
+                f"{own.input_size[0]}x{own.input_size[1]} (as Paul & Chen fed their BiT-M models)"
+            )
+        return made(released, "as-released", note)
+    note = (
+        f"{classifier.name} runs only at its own {own.input_size[0]}x{own.input_size[1]} pixels: the "
+        f"{size}-pixel images were resized to it (native-resize)"
+    )
+    logger.warning("%s: %s.", benchmark.name, note)
+    return made(_native_resize(own), "native-resize", note)
+
+
+__all__ = ["ModelInput", "model_input"]

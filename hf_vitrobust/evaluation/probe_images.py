@@ -1,0 +1,162 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""How the evaluation runner picks a probe's images (`select_images`, `select_probe_places`).
+
+Each probe's `ProbeSpec` (how it runs on a chunk, how chunks merge, its report rows and figures) lives in its own
+module of `hf_vitrobust.probes` and is registered in `hf_vitrobust.probes.PROBES`; this module keeps the runner's
+side: which of a benchmark's clean samples a probe reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.image_lists import check_image_list, file_name, image_list, match_image_list
+from ..models.imagenet import imagenet_wnid_to_index
+from ..probes.base import check_seed
+from ..probes.spec import (
+    IMAGE_LIST_SELECTION,
+    get_probe,
+)
+
+SELECTIONS = ("random", "correct", "first")
+
+
+# ------------------------------------------------------------------------------------------------ image selection
+def _hash_rank(seed: int, sample_id: str) -> int:
+    digest = hashlib.blake2b(f"{seed}/{sample_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def select_images(
+    selection: str,
+    num_images: int | None,
+    sample_ids: Sequence[str],
+    labels: np.ndarray | Sequence[int] | None = None,
+    predictions: np.ndarray | Sequence[int] | None = None,
+    seed: int = 0,
+) -> np.ndarray:
+    """Positions (int64) of a probe's images among a benchmark's clean samples (fewer if fewer are available).
+
+    "random": `num_images` drawn uniformly without replacement: the samples ranked by a keyed hash (BLAKE2b of
+        f"{seed}/{sample_id}"), the smallest taken, returned in ascending position. Which samples are drawn depends
+        only on the seed and the set of sample ids, not on their order, the batch size or the number of processes.
+    "correct": the first `num_images` positions whose prediction equals the label (labels >= 0), in stream order.
+    "first": the first `num_images` positions.
+    "image-list:<name>": the samples whose file names the list names (`select_listed_images`), in its order.
+    num_images None: every eligible sample.
+    """
+    if not (isinstance(selection, str) and selection.startswith(IMAGE_LIST_SELECTION)) and (
+        selection not in SELECTIONS
+    ):
+        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}.")
+    if num_images is not None and (
+        isinstance(num_images, bool) or not isinstance(num_images, int | np.integer)
+    ):
+        raise ValueError(f"num_images must be a positive int or None, got {num_images!r}.")
+    if num_images is not None and num_images < 1:
+        raise ValueError(f"num_images must be a positive int or None, got {num_images!r}.")
+    check_seed(seed)
+    if selection.startswith(IMAGE_LIST_SELECTION):
+        return select_listed_images(selection[len(IMAGE_LIST_SELECTION) :], num_images, sample_ids, labels)
+    ids = [str(sample_id) for sample_id in sample_ids]
+    n = len(ids)
+    count = n if num_images is None else min(int(num_images), n)
+    if selection == "first":
+        return np.arange(count, dtype=np.int64)
+    if selection == "random":
+        ranks = sorted(
+            range(n), key=lambda position: (_hash_rank(seed, ids[position]), ids[position], position)
+        )
+        return np.sort(np.asarray(ranks[:count], dtype=np.int64))
+    if labels is None or predictions is None:
+        raise ValueError('selection "correct" needs the labels and the model\'s predictions.')
+    labels = np.asarray(labels)
+    predictions = np.asarray(predictions)
+    if labels.shape != (n,) or predictions.shape != (n,):
+        raise ValueError(
+            f"labels and predictions must have shape ({n},), got {labels.shape} and {predictions.shape}."
+        )
+    correct = np.flatnonzero((labels >= 0) & (predictions == labels))
+    return correct[:count].astype(np.int64)
+
+
+def select_listed_images(
+    list_name: str,
+    num_images: int | None,
+    sample_ids: Sequence[str],
+    labels: np.ndarray | Sequence[int] | None = None,
+) -> np.ndarray:
+    """Positions (int64) of the samples a shipped image list names, matched by file name, in the list's order,
+    each image once (the first `num_images` of them; None: all).
+
+    A protocol may fix its images by such a list (Paul & Chen's notebooks did); the list's entries are
+    "val/<wnid>/ILSVRC2012_val_XXXXXXXX.JPEG" and a sample matches by the last part of its sample id (local
+    ImageNet folders keep the file names). Listed images the data lacks are counted in a warning (and the merged
+    result's "image_list"), not silently dropped. Raises ValueError for an unknown list, for sources whose sample
+    ids carry no file names (Hub and parquet rows, "row-000123"), and when a matched sample's label is not the
+    class of the list's <wnid> (another data set).
+    """
+    entries = image_list(check_image_list(list_name))
+    ids = [str(sample_id) for sample_id in sample_ids]
+    match = match_image_list(entries, ids)
+    if match.missing:
+        logging.getLogger(__name__).warning(
+            "Image list %r: %d of its %d images are not in the data (e.g. %s); the probe runs on the other %d.",
+            list_name,
+            len(match.missing),
+            match.unique,
+            ", ".join(match.missing[:3]),
+            len(match.positions),
+        )
+    positions = np.asarray(match.positions, dtype=np.int64)
+    if labels is not None:
+        to_index = imagenet_wnid_to_index()
+        labels = np.asarray(labels)
+        wnids = [(entry.split("/")[-2:-1] or [""])[0] for entry in match.entries]
+        listed = np.asarray([to_index.get(wnid, -1) for wnid in wnids], dtype=np.int64)
+        found = labels[positions]
+        wrong = np.flatnonzero((found >= 0) & (listed >= 0) & (found != listed))
+        if len(wrong):
+            first = int(wrong[0])
+            raise ValueError(
+                f"Image list {list_name!r}: {len(wrong)} matched samples have another label than the list's class "
+                f"(e.g. {file_name(match.entries[first])}: label {int(found[first])}, listed as {wnids[first]} = "
+                f"{int(listed[first])}); is this ImageNet-1k validation?"
+            )
+    return positions if num_images is None else positions[: int(num_images)]
+
+
+def select_probe_places(
+    probes: Sequence[Any], frames: Mapping[str, pd.DataFrame], seed: int
+) -> dict[str, list[tuple[int, int]]]:
+    """Probe name -> the (shard, position) of its images, chosen by `select_images` from the clean predictions of
+    its benchmark (`frames`: benchmark -> predictions); probes whose benchmark was not run are left out."""
+    selections = {}
+    for spec in probes:
+        if spec.benchmark not in frames:
+            continue
+        frame = frames[spec.benchmark]
+        selected = select_images(
+            get_probe(spec.name).selection_for(spec.params),
+            spec.num_images,
+            frame["sample_id"].tolist(),
+            frame["label"].to_numpy(),
+            frame["prediction"].to_numpy(),
+            seed,
+        )
+        rows = np.asarray(selected, dtype=np.int64)
+        shards, positions = (
+            frame["shard"].to_numpy()[rows].tolist(),
+            frame["position"].to_numpy()[rows].tolist(),
+        )
+        selections[spec.name] = list(zip(shards, positions, strict=True))
+    return selections
+
+
+__all__ = ["SELECTIONS", "select_images", "select_listed_images", "select_probe_places"]
