@@ -298,3 +298,66 @@ def test_no_module_is_over_the_line_limit():
         if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert not long, long
+
+
+def _is_a_kind(node: ast.AST) -> bool:
+    """`x.kind`, `kind`, `x["kind"]` or `x.get("kind")`: an expression that reads a benchmark's kind."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "kind"
+    if isinstance(node, ast.Name):
+        return node.id == "kind"
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value == "kind"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "kind"
+    return False
+
+
+def _switches(tree: ast.AST, kinds: set[str]) -> list[int]:
+    """Lines comparing a benchmark kind with a kind's name, or anything with "imagenet-c"."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        constants = {
+            element.value
+            for operand in operands
+            for element in (
+                operand.elts if isinstance(operand, ast.Set | ast.Tuple | ast.List) else [operand]
+            )
+            if isinstance(element, ast.Constant) and isinstance(element.value, str)
+        }
+        if "imagenet-c" in constants or (constants & kinds and any(_is_a_kind(o) for o in operands)):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_module_switches_on_a_kind_or_a_benchmark_name():
+    """What differs between kinds of benchmark lives in their `BenchmarkKind` (analysis/kinds.py) and display
+    (report/displays.py): no other module compares a benchmark's kind with a kind's name, nor anything with
+    "imagenet-c"."""
+    from hf_vitrobust.analysis.kinds import BENCHMARK_KINDS
+
+    kinds = set(BENCHMARK_KINDS.names())
+    allowed = {"analysis/kinds.py", "report/displays.py"}
+    found = {
+        path.relative_to(PACKAGE).as_posix(): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() not in allowed
+        and not NOT_CODE & set(path.relative_to(PACKAGE).parts)
+        and (lines := _switches(ast.parse(path.read_text()), kinds))
+    }
+    assert not found, found
+
+
+def test_the_switch_check_is_not_blind():
+    kinds = {"corruption", "background"}
+    for source in (
+        "if benchmark.kind == 'corruption': pass",
+        "x = kind in {'background', 'ood'}",
+        "y = info.get('kind') != 'corruption'",
+        "z = benchmark.name == 'imagenet-c'",
+    ):
+        assert _switches(ast.parse(source), kinds) == [1], source
+    assert _switches(ast.parse("t = benchmark.task == 'background'"), kinds) == []
