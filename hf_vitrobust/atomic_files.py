@@ -6,6 +6,10 @@ and is renamed over the destination (`os.replace` is atomic on POSIX and Windows
 the destination is untouched; on an error the temporary file is removed too. Every module that writes a file a
 later run reads back (run folders, exported data sets, checkpoints, cached weights) writes it through here. This
 module imports nothing from the package, so any layer may use it.
+
+The temporary file is private while it is written (`tempfile.mkstemp` creates it with mode 0600); before the rename
+it gets the mode a plain `open` would have given the destination, 0666 less the process's umask, so colleagues on a
+shared file system read what a run wrote as they read any other file of its owner.
 """
 
 from __future__ import annotations
@@ -15,6 +19,20 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system says it (Linux's /proc/self/status); else by
+    setting it and putting it back at once."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -36,6 +54,7 @@ def atomic_path(destination: str | os.PathLike, durable: bool = True) -> Iterato
         if durable:
             with open(temporary, "r+b") as handle:
                 os.fsync(handle.fileno())
+        os.chmod(temporary, 0o666 & ~current_umask())
         os.replace(temporary, destination)
     except BaseException:
         temporary.unlink(missing_ok=True)
@@ -51,4 +70,4 @@ def write_text_atomic(destination: str | os.PathLike, text: str, durable: bool =
     write_bytes_atomic(destination, text.encode("utf-8"), durable)
 
 
-__all__ = ["atomic_path", "write_bytes_atomic", "write_text_atomic"]
+__all__ = ["atomic_path", "current_umask", "write_bytes_atomic", "write_text_atomic"]
