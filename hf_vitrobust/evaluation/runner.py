@@ -50,6 +50,7 @@ from .distributed import ProcessGroup, process_group
 from .model_input import ModelInput, model_input
 from .probe_images import select_probe_places
 from .progress import RunProgress
+from .run_lock import RunFolderBusy, RunLock
 from .store import (
     ChunkStore,
     load_tensors,
@@ -452,7 +453,19 @@ class Runner:
         # load_suite has checked that every probe reads a clean classification benchmark of the suite.
         plans = self._plans()
         models = self._load_models()
-        self._prepare_folder()
+        lock = RunLock(self.work, self.output)
+        try:
+            if self.group.is_main:
+                try:
+                    lock.acquire()
+                except RunFolderBusy as error:
+                    raise EvaluationError(str(error)) from None
+            self._prepare_folder()
+            return self._run(plans, models)
+        finally:
+            lock.release()
+
+    def _run(self, plans: dict[str, StreamPlan], models: list[_ModelEntry]) -> dict[str, Any]:
         started = time.perf_counter()
         results = new_record(
             version=__version__,
