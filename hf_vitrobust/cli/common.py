@@ -54,6 +54,11 @@ def _run_flags() -> dict[str, dict[str, Any]]:
             default=defaults.num_workers,
             help="DataLoader workers decoding and corrupting (default: %(default)s)",
         ),
+        "--num-threads": dict(
+            type=int,
+            help="torch's CPU threads during the run (default: torch's setting; on a loaded machine fewer can be "
+            "faster)",
+        ),
         "--resume": dict(action="store_true", help="continue the run in --output where it stopped"),
         "--seed": dict(type=int, help="seed of every random choice (default: the suite's)"),
         "--device": dict(help="torch device of a single process (default: cuda if available)"),

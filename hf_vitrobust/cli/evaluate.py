@@ -60,7 +60,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     add_run_arguments(
         evaluate,
-        ["--limit", "--subset", "--batch-size", "--precision", "--compile", "--num-workers"],
+        ["--limit", "--subset", "--batch-size", "--precision", "--compile", "--num-workers", "--num-threads"],
         helps={"--precision": "{}: autocast of the benchmark passes"},
     )
     evaluate.add_argument("--output", default=defaults.output, help="run folder (default: %(default)s)")
@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         precision=args.precision,
         compile=args.compile,
         num_workers=args.num_workers,
+        num_threads=args.num_threads,
         output=args.output,
         resume=args.resume,
         seed=args.seed,

@@ -54,7 +54,9 @@ class EvaluationConfig:
         the suite's. limit: at most this many images per benchmark (clean images for generated ImageNet-C/-P, per
         half for ImageNet-O). subset: which images a limit keeps, "first" (the first of the stream) or "random" (a
         uniform random sample drawn with the run's seed, `Source.sampled`); None: each benchmark's suite entry's,
-        else "first". precision: autocast dtype of the benchmark passes (probes run in float32).
+        else "first". precision: autocast dtype of the benchmark passes (probes run in float32). num_threads: torch's
+        CPU threads during the run (restored afterwards; None keeps torch's setting): on a loaded machine, fewer
+        threads than cores can be faster.
     confidence_level, num_resamples, interval_method ("wilson" or "clopper-pearson", for proportions),
         target_half_width: the intervals of the headline numbers (`analysis.uncertainty`); they are computed
         from the predictions, so `vitrobust report` can recompute them with other settings.
@@ -72,6 +74,7 @@ class EvaluationConfig:
     precision: str = "fp32"
     compile: bool = False
     num_workers: int = 0
+    num_threads: int | None = None
     output: str | os.PathLike = "vitrobust-results"
     resume: bool = False
     seed: int | None = None
@@ -97,6 +100,7 @@ class EvaluationConfig:
             _check_choice("subset", self.subset, SUBSETS, 1)
         _check_positive("batch_size", self.batch_size)
         _check_positive("num_workers", self.num_workers, minimum=0)
+        _check_positive("num_threads", self.num_threads)
         if self.seed is not None:
             _check_positive("seed", self.seed, minimum=0)
         _check_choice("corruption_device", self.corruption_device, CORRUPTION_DEVICES, 2)

@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from ..analysis.record import benchmark_record, model_key, new_record, predictio
 from ..analysis.results import SCHEMA_VERSION, json_safe, merge_results, summary_table
 from ..analysis.scoring import clean_of_generated
 from ..constants import LABEL_SPACE_CLASSES
-from ..data import Benchmark, SkipReport, Source, load_benchmark
+from ..data import Benchmark, SkipReport
 from ..models.classifier import Classifier
 from ..models.loading import load_classifier
 from ..probes.spec import ProbeNotApplicable, get_probe
@@ -70,10 +70,11 @@ from .streams import (
     finish_chunk,
     interleaving_cost,
     limits_per_cell,
+    open_benchmark,
     plan_stream,
     read_places,
 )
-from .suite import BenchmarkSpec, Suite
+from .suite import Suite
 
 logger = logging.getLogger(__name__)
 
@@ -106,20 +107,6 @@ class _ModelEntry:
             "input_size": list(self.classifier.input_size),
             "num_parameters": int(sum(p.numel() for p in module.parameters())),
         }
-
-
-def open_benchmark(
-    spec: BenchmarkSpec, source: str | None, seed: int, protocol: Mapping[str, str] | None = None
-) -> Source:
-    """The source of one benchmark of a suite (not yet validated): `source` (from --data or the suite), else the
-    benchmark's default. The default may not publish every part a suite asks for (the 4 extra ImageNet-C
-    corruptions): those are left out and recorded in its description; a source the user names must hold them all.
-    `protocol`'s release_encoding sets how generated ImageNet-C / ImageNet-P images are stored."""
-    missing = "skip" if source is None else "error"
-    encoding = (protocol or {}).get("release_encoding")
-    return load_benchmark(
-        spec.name, source, seed=seed, unavailable=missing, release_encoding=encoding, **spec.options
-    )
 
 
 class Runner:
@@ -160,6 +147,7 @@ class Runner:
             "batch_size": self.batch_size,
             "compile": config.compile,
             "num_workers": config.num_workers,
+            "num_threads": config.num_threads,
             "num_processes": self.group.world_size,
             "device": str(self.group.device),
         }
@@ -453,8 +441,10 @@ class Runner:
         # load_suite has checked that every probe reads a clean classification benchmark of the suite.
         plans = self._plans()
         models = self._load_models()
-        lock = RunLock(self.work, self.output)
+        lock, threads = RunLock(self.work, self.output), torch.get_num_threads()
         try:
+            if self.config.num_threads is not None:
+                torch.set_num_threads(self.config.num_threads)
             if self.group.is_main:
                 try:
                     lock.acquire()
@@ -464,6 +454,7 @@ class Runner:
             return self._run(plans, models)
         finally:
             lock.release()
+            torch.set_num_threads(threads)
 
     def _run(self, plans: dict[str, StreamPlan], models: list[_ModelEntry]) -> dict[str, Any]:
         started = time.perf_counter()
@@ -595,4 +586,4 @@ def evaluate(config: EvaluationConfig | None = None, **kwargs: Any) -> dict[str,
     return Runner(config).run()
 
 
-__all__ = ["CHUNK_LAYOUT", "Runner", "evaluate", "open_benchmark"]
+__all__ = ["CHUNK_LAYOUT", "Runner", "evaluate"]

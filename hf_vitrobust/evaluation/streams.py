@@ -13,7 +13,7 @@ on the model's device first).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,10 +22,10 @@ from PIL import Image
 from torch.utils.data import IterableDataset, get_worker_info
 
 from ..corruptions.export import stable_sample_index
-from ..data import Benchmark, Source
+from ..data import Benchmark, Source, load_benchmark
 from ..data.samples import InMemorySource, RawSample, Sample, SkipReport, decode_raw_sample
 from ..models.classifier import Preprocessing
-from .suite import SUBSETS
+from .suite import SUBSETS, BenchmarkSpec
 
 
 def is_generated(source: Source) -> bool:
@@ -367,6 +367,20 @@ def collate_identity(item: Any) -> Any:
     return item
 
 
+def open_benchmark(
+    spec: BenchmarkSpec, source: str | None, seed: int, protocol: Mapping[str, str] | None = None
+) -> Source:
+    """The source of one benchmark of a suite (not yet validated): `source` (from --data or the suite), else the
+    benchmark's default. The default may not publish every part a suite asks for (the 4 extra ImageNet-C
+    corruptions): those are left out and recorded in its description; a source the user names must hold them all.
+    `protocol`'s release_encoding sets how generated ImageNet-C / ImageNet-P images are stored."""
+    missing = "skip" if source is None else "error"
+    encoding = (protocol or {}).get("release_encoding")
+    return load_benchmark(
+        spec.name, source, seed=seed, unavailable=missing, release_encoding=encoding, **spec.options
+    )
+
+
 __all__ = [
     "SUBSETS",
     "ChunkDataset",
@@ -380,6 +394,7 @@ __all__ = [
     "interleaving_cost",
     "is_generated",
     "limits_per_cell",
+    "open_benchmark",
     "plan_stream",
     "prepare_chunk",
     "read_places",

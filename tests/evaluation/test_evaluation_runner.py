@@ -22,7 +22,7 @@ from hf_vitrobust.analysis.kinds import benchmark_metrics
 from hf_vitrobust.cli import main as cli_main
 from hf_vitrobust.data import get_benchmark
 from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
-from hf_vitrobust.evaluation.runner import evaluate
+from hf_vitrobust.evaluation.runner import Runner, evaluate
 from hf_vitrobust.metrics import mean_corruption_error
 
 MODEL = "builtin:efficientnet_lite0"
@@ -464,3 +464,43 @@ def test_a_run_and_a_dry_run_push_read_each_predictions_file_once(tmp_path, monk
         == 0
     )
     assert reads == []
+
+
+def test_num_threads_is_set_for_the_run_recorded_and_restored(tmp_path, monkeypatch):
+    """`--num-threads` (EvaluationConfig.num_threads) sets torch's CPU threads during the run and puts them back;
+    a bad value is refused before any work."""
+    import torch
+
+    suite = {**SUITE, "benchmarks": {"imagenet-val": {"source": "builtin", "limit": 2}}, "probes": {}}
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    seen = []
+    real = Runner._run
+
+    def watching(self, plans, models):
+        seen.append(torch.get_num_threads())
+        return real(self, plans, models)
+
+    monkeypatch.setattr(Runner, "_run", watching)
+    before = torch.get_num_threads()
+    output = tmp_path / "run"
+    assert (
+        cli_main(
+            [
+                "evaluate",
+                "--suite",
+                str(tmp_path / "suite.json"),
+                "--output",
+                str(output),
+                "--num-threads",
+                "1",
+                "--quiet",
+                "--no-report",
+            ]
+        )
+        == 0
+    )
+    assert seen == [1] and torch.get_num_threads() == before
+    assert json.loads((output / "results.json").read_text())["settings"]["num_threads"] == 1
+    with pytest.raises(EvaluationError, match="num_threads must be an integer >= 1, got 0"):
+        evaluate(EvaluationConfig(suite=str(tmp_path / "suite.json"), output=tmp_path / "bad", num_threads=0))
+    assert not (tmp_path / "bad").exists()

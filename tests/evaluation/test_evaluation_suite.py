@@ -409,7 +409,7 @@ def test_every_hub_part_a_shipped_suite_requests_is_known_to_exist(name):
     a part the default does not publish (the paper suite's 4 extra ImageNet-C corruptions) is left out and
     recorded, never requested."""
     from hf_vitrobust.data import UNSTREAMABLE_REPOS, match_schema
-    from hf_vitrobust.evaluation.runner import open_benchmark
+    from hf_vitrobust.evaluation.streams import open_benchmark
 
     suite = load_suite(name)
     checked = 0
