@@ -64,7 +64,7 @@ class Analysis:
         """Write the analysis into `results` (in place): each run's intervals of the models it holds, its settings,
         and, in the first run, the comparisons (replacing any run's own) and the published numbers and findings."""
         for result in results:
-            held = set(result.get("predictions") or {}) | set(result.get("intervals") or {})
+            held = set(result.get("predictions") or {})
             intervals = dict(result.get("intervals") or {})
             intervals.update({key: value for key, value in self.intervals.items() if key in held})
             result["intervals"] = intervals
@@ -140,11 +140,11 @@ def analyze(
 
 def stored_analysis(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The published numbers and findings the (first) run stored (`ANALYSIS_KEY`); empty where it stored none."""
-    stored = (results[0].get(ANALYSIS_KEY) if results else None) or {}
+    if not results:
+        return {"confidence_level": None, "published": [], "findings": []}
+    stored = results[0].get(ANALYSIS_KEY) or {}
     return {
-        "confidence_level": stored.get("confidence_level", run_settings(results[0]).confidence_level)
-        if results
-        else None,
+        "confidence_level": stored.get("confidence_level", run_settings(results[0]).confidence_level),
         "published": list(stored.get("published") or []),
         "findings": list(stored.get("findings") or []),
     }

@@ -37,7 +37,7 @@ from ..analysis.kinds import benchmark_metrics, summary_headlines
 from ..analysis.predictions import PREDICTION_SCHEMA, empty_columns, keeps_logits, prediction_rows, to_table
 from ..analysis.protocols import protocol_record
 from ..analysis.record import benchmark_record, model_key, new_record, predictions_path
-from ..analysis.results import SCHEMA_VERSION, json_safe, merge_results, summary_table
+from ..analysis.results import SCHEMA_VERSION, json_safe, summary_table
 from ..analysis.scoring import clean_of_generated
 from ..constants import LABEL_SPACE_CLASSES
 from ..data import Benchmark, SkipReport
@@ -361,7 +361,7 @@ class Runner:
         frame the metrics and the probes' image selection are computed from, read back from that file without the
         per-sample metadata JSON (the largest column, which no metric reads)."""
         store = ChunkStore(self.work / entry.key / "benchmarks" / name, "parquet")
-        path = self.output / "predictions" / entry.key / f"{name}.parquet"
+        path = self.output / predictions_path(entry.key, name)
         report, num_items = merge_stream_chunks(name, store, len(plan.shards()), path)
         columns = [column for column in PREDICTION_SCHEMA.names if column != "metadata"]
         return read_merged(name, path, columns).to_pandas(), report, num_items
@@ -495,7 +495,9 @@ class Runner:
         results["complete"] = True
         results["wall_seconds"] = time.perf_counter() - started
         if self.group.is_main:
-            analyze(merge_results([results]), self.uncertainty, frames=frames).store([results])
+            # The run's own settings are those it recorded (`run_settings`), so none are passed: given settings would
+            # also recompute the probes' per-point intervals, which the probes' merge has just computed.
+            analyze([results], frames=frames).store([results])
             if self.config.report:
                 written = write_report(results, self.output)
                 results["figures"] = written.get("figures", {})
