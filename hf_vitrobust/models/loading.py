@@ -1,23 +1,25 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""`load_classifier(spec)`: a `Classifier` from a transformers folder or Hub id, `timm/<name>`, `builtin:<name>`,
-or an in-memory module.
+"""`load_classifier(spec)`: a `Classifier` from a transformers folder or Hub id, a timm spec (`timm/<name>`,
+`timm/random-init:<name>`, `timm/local-dir:<folder>`, `timm/hf-hub:<org/name>`) or a folder timm wrote,
+`builtin:<name>`, or an in-memory module.
 
-Imports run one way: this module uses `classifier` (the adapter), `builtin` (the builtin models) and `preprocessing`;
-none of them imports it back.
+Imports run one way: this module uses `classifier` (the adapter), `builtin` (the builtin models), `timm_loading`
+(the timm routes) and `preprocessing`; none of them imports it back.
 """
 
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-from ..registry import did_you_mean
 from .builtin import create_builtin, list_builtin_models
 from .classifier import Classifier
-from .preprocessing import Preprocessing, _pair
+from .preprocessing import Preprocessing
+from .timm_loading import LOCAL_DIR, is_timm_folder, load_timm
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # from_pretrained keywords that also apply to AutoImageProcessor.
@@ -43,10 +45,27 @@ def _resolve_dtype(dtype: torch.dtype | str | None) -> torch.dtype | None:
 
 def _accepted_forms() -> str:
     return (
-        "accepted forms: a local folder saved with save_pretrained (config.json + preprocessor_config.json); "
-        "a Hub id 'org/name' of a transformers image-classification model; 'timm/<model_name>' "
-        "(timm.create_model); 'builtin:<name>' with name in "
-        f"{list_builtin_models()}; or an nn.Module together with preprocessing=Preprocessing(...)."
+        "accepted forms: a local folder saved with save_pretrained (config.json + preprocessor_config.json) or "
+        "with timm.models.save_for_hf; a Hub id 'org/name' of a transformers image-classification model; "
+        "'timm/<model_name>' (timm's pretrained weights), 'timm/random-init:<model_name>' (random weights), "
+        "'timm/local-dir:<folder>', 'timm/hf-hub:<org/name>'; 'builtin:<name>' with name in "
+        f"{list_builtin_models()}; or, from Python, an nn.Module with preprocessing=Preprocessing(...)."
+    )
+
+
+def _no_processor_message(spec: str, error: Exception) -> str:
+    """What to do about a transformers folder or repo without an image processor, for CLI and Python users."""
+    example = (
+        '{"image_processor_type": "ViTImageProcessor", "do_resize": true, "size": {"height": 224, "width": 224}, '
+        '"resample": 3, "do_rescale": true, "rescale_factor": 0.00392156862745098, "do_normalize": true, '
+        '"image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]}'
+    )
+    return (
+        f"{spec!r} has no image processor, so how its model expects images (size, resampling, mean and std) is "
+        f"unknown ({type(error).__name__}: {error}). Save the processor it was trained with into the folder "
+        "(processor.save_pretrained(folder)), or write preprocessor_config.json there with the model's own "
+        f"values, e.g. {example} (resample 3 is bicubic, 2 bilinear). From Python, "
+        "load_classifier(..., preprocessing=Preprocessing(...)) also works."
     )
 
 
@@ -64,58 +83,9 @@ def _load_transformers(
         try:
             processor = AutoImageProcessor.from_pretrained(spec, **hub_kwargs)
         except (OSError, ValueError) as err:
-            raise ValueError(
-                f"Could not load an image processor for {spec!r} ({err}); pass preprocessing=Preprocessing(...)."
-            ) from err
+            raise ValueError(_no_processor_message(spec, err)) from err
         preprocessing = Preprocessing.from_image_processor(processor)
     return model, preprocessing
-
-
-def _timm_input_size(model: nn.Module, data_config: Mapping[str, Any]) -> tuple[int, int]:
-    """A fixed-size timm model (ViT built with img_size=...) takes its patch embedding's size."""
-    patch_embed = getattr(model, "patch_embed", None)
-    img_size = getattr(patch_embed, "img_size", None)
-    dynamic = getattr(model, "dynamic_img_size", False) or getattr(patch_embed, "dynamic_img_size", False)
-    if img_size is not None and not dynamic:
-        return _pair(tuple(img_size) if not isinstance(img_size, int) else img_size, "img_size")
-    return tuple(data_config["input_size"][-2:])
-
-
-def _timm_id2label(model: nn.Module) -> dict[int, str]:
-    from timm.data import ImageNetInfo, infer_imagenet_subset
-
-    num_classes = getattr(model, "num_classes", 0)
-    if not num_classes:
-        raise ValueError("The timm model has no classifier head (num_classes=0).")
-    subset = infer_imagenet_subset(model)
-    if subset:
-        info = ImageNetInfo(subset)
-        if info.num_classes() == num_classes:
-            return {i: info.index_to_description(i) for i in range(num_classes)}
-    return {i: f"LABEL_{i}" for i in range(num_classes)}
-
-
-def _load_timm(
-    name: str, preprocessing: Preprocessing | None, kwargs: dict[str, Any]
-) -> tuple[nn.Module, Preprocessing, dict[int, str]]:
-    import timm
-    from timm.data import resolve_data_config
-
-    if not name:
-        raise ValueError("Empty timm model name; use 'timm/<model_name>', e.g. 'timm/resnet18'.")
-    architecture = name.split(".", 1)[0]
-    if not timm.is_model(architecture):
-        hint = did_you_mean(
-            architecture, timm.list_models(), n=3, display=lambda close: repr(f"timm/{close}")
-        )
-        raise ValueError(f"Unknown timm model {name!r}.{hint}")
-    create_kwargs = dict(kwargs)
-    pretrained = bool(create_kwargs.pop("pretrained", True))
-    model = timm.create_model(name, pretrained=pretrained, **create_kwargs)
-    if preprocessing is None:
-        data_config = resolve_data_config({}, model=model)
-        preprocessing = Preprocessing.from_timm(data_config, input_size=_timm_input_size(model, data_config))
-    return model, preprocessing, _timm_id2label(model)
 
 
 def load_classifier(
@@ -134,7 +104,10 @@ def load_classifier(
         spec: a local folder or Hub id ("org/name") of a transformers image-classification model
             (model via `AutoModelForImageClassification`, preprocessing from its `AutoImageProcessor`);
             "timm/<name>" (`timm.create_model(name, pretrained=kwargs.get("pretrained", True), ...)`,
-            preprocessing from timm's data config); "builtin:<name>" (see `list_builtin_models()`); or an
+            preprocessing from timm's data config), "timm/random-init:<name>" (random weights, no download),
+            "timm/local-dir:<folder>" or a plain folder written by `timm.models.save_for_hf` (its weights and
+            pretrained_cfg), "timm/hf-hub:<org/name>" (offline: from the Hub cache); see
+            `hf_vitrobust.models.timm_loading`. "builtin:<name>" (see `list_builtin_models()`); or an
             `nn.Module`, which needs `preprocessing`.
         preprocessing: overrides the derived preprocessing (required for an nn.Module).
         id2label: overrides the class names.
@@ -164,9 +137,12 @@ def load_classifier(
             labels = built.id2label if labels is None else labels
             if torch_dtype is not None:
                 module = module.to(torch_dtype)
-        elif spec_str.startswith("timm/"):
-            module, derived, timm_labels = _load_timm(spec_str.removeprefix("timm/"), preprocessing, kwargs)
-            preprocessing = derived
+        elif spec_str.startswith("timm/") or (os.path.isdir(spec_str) and is_timm_folder(Path(spec_str))):
+            # A folder written by timm (save_for_hf) is timm's format, which transformers cannot load.
+            timm_name = (
+                spec_str.removeprefix("timm/") if spec_str.startswith("timm/") else LOCAL_DIR + spec_str
+            )
+            module, preprocessing, timm_labels = load_timm(timm_name, preprocessing, kwargs)
             labels = timm_labels if labels is None else labels
             if torch_dtype is not None:
                 module = module.to(torch_dtype)
