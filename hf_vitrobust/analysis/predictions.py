@@ -21,6 +21,8 @@ from ..data import Benchmark
 from ..data.samples import Sample
 
 TOP_K = 5
+#: The chunk file metadata key holding how many positions of the stream the chunk covered.
+CHUNK_POSITIONS_KEY = "hf_vitrobust.positions"
 
 PREDICTION_SCHEMA = pa.schema(
     [
@@ -138,12 +140,18 @@ def empty_columns() -> dict[str, list[Any]]:
     return {name: [] for name in PREDICTION_SCHEMA.names}
 
 
-def to_table(columns: dict[str, list[Any]], skipped: dict[str, Any] | None = None) -> pa.Table:
-    """A chunk's columns as a table; the chunk's skip report rides in the schema metadata."""
+def to_table(
+    columns: dict[str, list[Any]], skipped: dict[str, Any] | None = None, num_positions: int | None = None
+) -> pa.Table:
+    """A chunk's columns as a table; the chunk's skip report, and how many positions of the stream it covered
+    (skipped samples included: what a resumed run's progress bar counts as done), ride in the schema metadata."""
     table = pa.table(columns, schema=PREDICTION_SCHEMA)
+    metadata = {}
     if skipped is not None:
-        table = table.replace_schema_metadata({"hf_vitrobust.skipped": json.dumps(skipped)})
-    return table
+        metadata["hf_vitrobust.skipped"] = json.dumps(skipped)
+    if num_positions is not None:
+        metadata[CHUNK_POSITIONS_KEY] = str(num_positions)
+    return table.replace_schema_metadata(metadata) if metadata else table
 
 
 def with_derived_columns(table: pa.Table) -> pa.Table:
@@ -179,6 +187,7 @@ def chunk_skips(table: pa.Table) -> dict[str, Any]:
 
 
 __all__ = [
+    "CHUNK_POSITIONS_KEY",
     "PREDICTION_SCHEMA",
     "TOP_K",
     "chunk_skips",

@@ -49,7 +49,7 @@ from .config import PRECISIONS, EvaluationConfig, EvaluationError
 from .distributed import ProcessGroup, process_group
 from .model_input import ModelInput, model_input
 from .probe_images import select_probe_places
-from .progress import RunProgress
+from .progress import RunProgress, done_positions, skipped_lines
 from .run_lock import RunFolderBusy, RunLock
 from .store import (
     ChunkStore,
@@ -296,9 +296,10 @@ class Runner:
         logits = torch.cat(outputs)
         return logits.view(*pixels.shape[: pixels.dim() - 3], logits.shape[-1])
 
-    def _progress(self, description: str, total: int | None, unit: str = "sample") -> tqdm:
+    def _progress(self, description: str, total: int | None, unit: str = "sample", initial: int = 0) -> tqdm:
         return tqdm(
             total=total,
+            initial=initial,
             desc=description,
             unit=unit,
             disable=not (self.config.progress and self.group.is_main),
@@ -317,6 +318,8 @@ class Runner:
         if self.group.is_main:
             store.adopt_whole_stream(len(shards))
             store.check_shards(shards)
+            # Before the barrier, so that no process has written a chunk of this run yet.
+            progress.add_done_earlier(done_positions(map(store.path, store.done_indices())))
         self.group.barrier()
         done = store.done_indices()
         keep_logits = keeps_logits(plan.benchmark, plan.generated is not None)
@@ -351,8 +354,8 @@ class Runner:
                 columns = prediction_rows(
                     plan.benchmark, chunk.positions, chunk.samples, logits, keep_logits, chunk.shard
                 )
-            write_parquet_atomic(store.path(chunk.key), to_table(columns, chunk.skipped))
-            progress.add(len(chunk.positions))
+            write_parquet_atomic(store.path(chunk.key), to_table(columns, chunk.skipped, chunk.num_positions))
+            progress.add(chunk.num_positions)
 
     def _merge_stream(
         self, entry: _ModelEntry, name: str, plan: StreamPlan
@@ -405,7 +408,8 @@ class Runner:
         }
         for spec, task, chunks, store, mine in jobs:
             classifier = entry.inputs[spec.benchmark].classifier
-            with self._progress(f"{entry.key} probe {spec.name}", len(chunks), unit="chunk") as bar:
+            owned = sum(self.group.owns(i) for i in range(len(chunks)))  # this process's (earlier ones done)
+            with self._progress(f"{entry.key} probe {spec.name}", owned, "chunk", owned - len(mine)) as bar:
                 for index in mine:
                     found = inputs[spec.benchmark]
                     rows = [found[tuple(place)] for place in chunks[index] if tuple(place) in found]
@@ -414,7 +418,7 @@ class Runner:
                     ids = torch.tensor([r[2] for r in rows], dtype=torch.int64, device=classifier.device)
                     partial = task.run(classifier, pixels, labels, ids, self.seed, dict(spec.params))
                     save_tensors_atomic(store.path(index), partial)
-                    bar.update(self.group.world_size)
+                    bar.update(1)
             store.mark_complete(self.group.rank, len(chunks), sum(len(c) for c in chunks))
         self.group.barrier()
         if not self.group.is_main:
@@ -504,6 +508,8 @@ class Runner:
             self._write_results(results)
             if self.config.progress:
                 print(summary_table(results))
+                for line in skipped_lines(results, self.output / "results.json"):
+                    print(line)
                 report = f"; report: {self.output / 'report.html'}" if self.config.report else ""
                 print(f"results: {self.output / 'results.json'}{report}")
         self.group.barrier()

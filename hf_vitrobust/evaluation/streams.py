@@ -154,6 +154,7 @@ class ChunkInputs:
     pixels: torch.Tensor | list[torch.Tensor] | None
     skipped: dict[str, Any]
     clean: list[Sample] | None = None
+    num_positions: int = 0  # positions its raw samples take, skipped ones included (for the progress bar)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -175,17 +176,20 @@ def prepare_chunk(
     and reported. For a benchmark corrupted on the model's device, only the clean images are decoded and prepared
     (`GeneratedSource.prepare_clean`); `finish_chunk` does the rest in the main process."""
     report = SkipReport()
+    num_positions = len(items) * (plan.positions_per_chunk // plan.chunk_size)
     decoded = [(position, decode_raw_sample(raw, report)) for position, raw in items]
     kept = [(position, sample) for position, sample in decoded if sample is not None]
     if plan.generated is not None and plan.corruption_device is not None:
         prepared = plan.generated.prepare_clean([sample for _, sample in kept], report)
-        return ChunkInputs(shard, index, [], [], None, report.to_dict(), clean=prepared)
+        return ChunkInputs(
+            shard, index, [], [], None, report.to_dict(), clean=prepared, num_positions=num_positions
+        )
     if plan.generated is not None:
         clean = InMemorySource([sample for _, sample in kept])
         samples = list(plan.generated.with_clean(clean).samples())
         report.merge(clean.report)
         kept = _generated_positions(plan, index, samples)
-    return _to_pixels(shard, index, kept, preprocessing, report)
+    return _to_pixels(shard, index, kept, preprocessing, report, num_positions)
 
 
 def finish_chunk(chunk: ChunkInputs, plan: StreamPlan, preprocessing: Preprocessing) -> ChunkInputs:
@@ -200,7 +204,7 @@ def finish_chunk(chunk: ChunkInputs, plan: StreamPlan, preprocessing: Preprocess
     report.examples.extend(chunk.skipped.get("examples", []))
     samples = plan.generated.generate_prepared(chunk.clean, plan.corruption_device)
     kept = _generated_positions(plan, chunk.index, samples)
-    return _to_pixels(chunk.shard, chunk.index, kept, preprocessing, report)
+    return _to_pixels(chunk.shard, chunk.index, kept, preprocessing, report, chunk.num_positions)
 
 
 def _generated_positions(plan: StreamPlan, index: int, samples: list[Sample]) -> list[tuple[int, Sample]]:
@@ -214,6 +218,7 @@ def _to_pixels(
     kept: list[tuple[int, Sample]],
     preprocessing: Preprocessing,
     report: SkipReport,
+    num_positions: int,
 ) -> ChunkInputs:
     positions, pixels, samples = [], [], []
     for position, sample in kept:
@@ -234,7 +239,9 @@ def _to_pixels(
         stacked = torch.stack(pixels)
     else:
         stacked = pixels
-    return ChunkInputs(shard, index, positions, samples, stacked, report.to_dict())
+    return ChunkInputs(
+        shard, index, positions, samples, stacked, report.to_dict(), num_positions=num_positions
+    )
 
 
 @dataclass
