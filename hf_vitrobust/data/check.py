@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -201,6 +202,23 @@ def _check_any(source: Source, benchmark: Benchmark, count: int, out: SourceChec
     out.parts.append(check)
 
 
+def missing_local_path(source: str | os.PathLike) -> str | None:
+    """The path a source names when it is written as a local path that does not exist, else None. Path-like: it
+    starts with /, ./, ../ or ~, or holds a path separator without being shaped like a Hub id "org/name" (with an
+    optional :config and @revision); "generated:<clean source>" is judged by its clean source."""
+    text = os.fspath(source).removeprefix("generated:")
+    if not text or text == "builtin":
+        return None
+    separators = {os.sep, "/"} | ({os.altsep} if os.altsep else set())
+    hub_shaped = re.fullmatch(r"[\w.-]+/[\w.-]+(:[\w.-]+)?(@[\w./-]+)?", text) is not None
+    path_like = text.startswith(("/", "./", "../", "~")) or (
+        any(sep in text for sep in separators) and not hub_shaped
+    )
+    if path_like and not os.path.exists(os.path.expanduser(text)):
+        return text
+    return None
+
+
 def check_source(
     benchmark: str,
     source: str | os.PathLike | None = None,
@@ -220,6 +238,10 @@ def check_source(
     bench = get_benchmark(benchmark)
     shown = os.fspath(source) if source is not None else f"{bench.default_source} (the default)"
     out = SourceCheck(bench.name, shown)
+    missing = missing_local_path(source) if source is not None else None
+    if missing is not None:
+        out.problems.append(f"no such folder: {missing}")
+        return out
     try:
         resolved = load_benchmark(
             bench.name,
@@ -239,4 +261,4 @@ def check_source(
     return out
 
 
-__all__ = ["PartCheck", "SourceCheck", "check_source"]
+__all__ = ["PartCheck", "SourceCheck", "check_source", "missing_local_path"]

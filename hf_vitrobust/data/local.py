@@ -1,7 +1,9 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """Benchmarks as released: folders of image files in each benchmark's official layout.
 
-- `<root>/<wnid>/<file>`: ImageNet val, ImageNet-A, -R, -O, -Sketch (Hendrycks et al. 2021; Wang et al. 2019).
+- `<root>/<wnid>/<file>`: ImageNet val, ImageNet-A, -R, -O, -Sketch (Hendrycks et al. 2021; Wang et al. 2019); a
+  class folder may also be named by its ImageNet class name ("goldfish", "great_white_shark", or the whole
+  "goldfish, Carassius auratus"; any case, "_" for a space), mapped to the ImageNet-1k index as a wnid is.
 - `<root>/<corruption>/<severity>/<wnid>/<file>`: ImageNet-C (Hendrycks & Dietterich 2019).
 - `<root>/<variant>/val/<NN_class>/<file>` or `<root>/<NN_class>/<file>`: ImageNet-9 (Xiao et al. 2021).
 - `<root>/<class name>/<file>`: CIFAR exported as images.
@@ -22,6 +24,7 @@ Every file inside a class folder is yielded: a non-image or broken file is skipp
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Iterator, Sequence
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..constants import ALL_CORRUPTIONS, IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS
-from ..models.imagenet import imagenet_wnid_to_index
+from ..models.imagenet import IMAGENET_CLASS_NAMES, IMAGENET_WNIDS, imagenet_wnid_to_index
 from .class_lists import ClassSubset, imagenet_9_folder_name
 from .samples import NO_LABEL, RawSample, SchemaError, Source
 
@@ -65,7 +68,7 @@ class ImageFolderSource(Source):
 
     root: the benchmark folder.
     layout: "classes", "corruption_severity" (ImageNet-C) or "imagenet_9".
-    labels: "wnid" (ImageNet-1k index of the folder's wnid), "names" (index in `class_names`), "imagenet_9" (the
+    labels: "wnid" (ImageNet-1k index of the folder's wnid or ImageNet class name), "names" (index in `class_names`), "imagenet_9" (the
         superclass of an "NN_class" folder) or "ood" (`NO_LABEL`, is_ood=True, any folder names).
     class_subset: with labels="wnid", the only wnids allowed (ImageNet-A/R/O); another wnid is a SchemaError.
     corruptions / severities: ImageNet-C selection (default: every corruption and severity present).
@@ -126,16 +129,21 @@ class ImageFolderSource(Source):
             raise SchemaError(f"{self.root}: no class folders found for layout {self.layout!r}.")
         self._folders = folders
 
-    def _label(self, name: str, where: str) -> int:
+    def _label(self, name: str, where: str) -> int | None:
+        """The label of a class folder; None for a folder that names no ImageNet class (labels="wnid": the caller
+        lists every such folder at once)."""
         if self.labels == "ood":
             return NO_LABEL
         if self.labels == "wnid":
             index = imagenet_wnid_to_index().get(name)
             if index is None:
-                raise SchemaError(f"{where}: folder {name!r} is not an ImageNet-1k wnid.")
-            if self.class_subset is not None and name not in self.class_subset.wnids:
+                index = imagenet_index_of_class_name(name, where)
+            if index is None:
+                return None
+            if self.class_subset is not None and IMAGENET_WNIDS[index] not in self.class_subset.wnids:
                 raise SchemaError(
-                    f"{where}: wnid {name!r} is not one of the {self.class_subset.name} classes."
+                    f"{where}: folder {name!r} ({IMAGENET_WNIDS[index]}) is not one of the "
+                    f"{self.class_subset.name} classes."
                 )
             return index
         if self.labels == "names":
@@ -150,10 +158,20 @@ class ImageFolderSource(Source):
         raise SchemaError(f"{where}: folder {name!r} is not an ImageNet-9 class folder (00_dog ... 08_fish).")
 
     def _class_folders(self, path: str, prefix: str, metadata: dict[str, Any]) -> list[_ClassFolder]:
-        names = _subdirs(path)
+        labels = {n: self._label(n, path) for n in _subdirs(path)}
+        unknown = [n for n, label in labels.items() if label is None]
+        if unknown:
+            shown = ", ".join(map(repr, unknown[:10])) + (
+                f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+            )
+            raise SchemaError(
+                f"{path}: {len(unknown)} folder(s) name no ImageNet-1k class (neither a wnid such as n01443537 "
+                f"nor a class name such as goldfish): {shown}."
+            )
         return [
-            _ClassFolder(os.path.join(path, n), self._label(n, path), dict(metadata), f"{prefix}{n}/")
-            for n in names
+            _ClassFolder(os.path.join(path, n), label, dict(metadata), f"{prefix}{n}/")
+            for n, label in labels.items()
+            if label is not None
         ]
 
     def _corruption_folders(self) -> list[_ClassFolder]:
@@ -285,6 +303,35 @@ class ImageFolderSource(Source):
             "labels": self.labels,
             "generated": False,
         }
+
+
+def _spelling(name: str) -> str:
+    """A class name as compared with folder names: lower case, "_" for a space, spaces collapsed."""
+    return " ".join(name.replace("_", " ").lower().split())
+
+
+@functools.cache
+def _imagenet_class_spellings() -> dict[str, tuple[int, ...]]:
+    """Each spelling of an ImageNet-1k class name -> the indices it names: every class's whole name ("goldfish,
+    Carassius auratus") and each of its comma-separated synonyms; a synonym two classes share ("crane": the bird
+    134 and the machine 517) names both."""
+    found: dict[str, set[int]] = {}
+    for index, label in enumerate(IMAGENET_CLASS_NAMES):
+        for name in (label, *label.split(",")):
+            found.setdefault(_spelling(name), set()).add(index)
+    return {name: tuple(sorted(indices)) for name, indices in found.items()}
+
+
+def imagenet_index_of_class_name(name: str, where: str = "") -> int | None:
+    """The ImageNet-1k index a folder named by a class name stands for (`_spelling`), None when it names none; a
+    name two classes share is a SchemaError that names them by wnid."""
+    indices = _imagenet_class_spellings().get(_spelling(name), ())
+    if len(indices) > 1:
+        choices = " or ".join(f"{IMAGENET_WNIDS[i]} ({IMAGENET_CLASS_NAMES[i]})" for i in indices)
+        raise SchemaError(
+            f"{where}: folder {name!r} names {len(indices)} ImageNet classes: rename it {choices}."
+        )
+    return indices[0] if indices else None
 
 
 def _corruption_cell(path: str, known: Sequence[str]) -> tuple[str, int | None] | None:

@@ -82,3 +82,32 @@ def test_imagenet_o_halves_and_an_unlabelled_split(tmp_path):
     assert not unlabelled.ok and "none of the first 2 rows has a label" in unlabelled.parts[0].problems[0]
     with pytest.raises(ValueError, match="rows must be at least 1"):
         check_source("imagenet-val", "builtin", rows=0)
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["{tmp}/no_such_folder", "./no_such_folder_here", "../no_such_folder_here", "~/no_such_folder_here",
+     "data/imagenet/val_missing", "generated:{tmp}/no_such_clean"],
+)  # fmt: skip
+def test_a_missing_local_path_is_named_not_taken_for_a_hub_id(tmp_path, capsys, written):
+    source = written.format(tmp=tmp_path)
+    status, out = _run(capsys, "imagenet-c" if source.startswith("generated:") else "imagenet-val", source)
+    assert status == 1
+    assert f"no such folder: {source.removeprefix('generated:')}" in out
+    assert "Hub" not in out and "hub" not in out
+
+
+def test_hub_shaped_names_and_existing_paths_are_not_called_missing(tmp_path):
+    from hf_vitrobust.data.check import missing_local_path
+
+    for hub_id in (
+        "barkermrl/imagenet-a",
+        "WNJXYK/TTA-ImageNet-C:fog@refs/convert/parquet",
+        "builtin",
+        "x/y",
+    ):
+        assert missing_local_path(hub_id) is None, hub_id
+    (tmp_path / "here").mkdir()
+    assert missing_local_path(tmp_path / "here") is None
+    assert missing_local_path(f"generated:{tmp_path}/here") is None
+    assert missing_local_path(f"{tmp_path}/gone") == f"{tmp_path}/gone"

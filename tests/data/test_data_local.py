@@ -203,3 +203,51 @@ def test_limit_on_a_folder(tmp_path):
     source = resolve_source("imagenet-val", str(root))
     assert isinstance(source, ImageFolderSource)
     assert [fx.red(s.image) for s in load_benchmark("imagenet-val", str(root), limit=3)] == [0, 1, 2]
+
+
+def test_class_name_folders_map_to_imagenet_indices(tmp_path):
+    """A folder may be named by its class (root/goldfish/x.jpg) as well as by its wnid; the indices are the standard
+    ImageNet-1k ones (0 tench, 1 goldfish, 2 great white shark, 285 Egyptian cat)."""
+    files = {
+        "goldfish/a.png": _png(0),
+        "Great_White_Shark/b.png": _png(1),
+        "tench, Tinca tinca/c.png": _png(2),
+        "Egyptian cat/d.png": _png(3),
+        "n01443537/e.png": _png(4),  # goldfish again, by wnid
+    }
+    root = fx.image_folder(tmp_path, files)
+    labels = {s.sample_id: s.label for s in load_benchmark("imagenet-val", str(root))}
+    assert labels == {
+        "goldfish/a.png": 1,
+        "Great_White_Shark/b.png": 2,
+        "tench, Tinca tinca/c.png": 0,
+        "Egyptian cat/d.png": 285,
+        "n01443537/e.png": 1,
+    }
+
+
+def test_unknown_and_ambiguous_class_names_are_named(tmp_path):
+    root = fx.image_folder(
+        tmp_path / "unknown",
+        {"goldfish/a.png": _png(0), "goldfsh/b.png": _png(1), "not_a_class/c.png": _png(2)},
+    )
+    with pytest.raises(
+        SchemaError, match=r"2 folder\(s\) name no ImageNet-1k class .*'goldfsh', 'not_a_class'"
+    ):
+        next(iter(load_benchmark("imagenet-val", str(root))))
+    # "crane" is both the bird (134, n02012849) and the machine (517, n03126707): the user picks the wnid.
+    crane = fx.image_folder(tmp_path / "crane", {"crane/a.png": _png(0)})
+    with pytest.raises(SchemaError, match=r"names 2 ImageNet classes: rename it n02012849 .* or n03126707"):
+        next(iter(load_benchmark("imagenet-val", str(crane))))
+
+
+def test_a_class_name_outside_a_200_class_subset_is_refused(tmp_path):
+    wnid = imagenet_a_classes().wnids[0]
+    inside = IMAGENET_WNIDS.index(wnid)
+    root = fx.image_folder(
+        tmp_path, {f"{wnid}/a.png": _png(0), "goldfish/b.png": _png(1)}
+    )  # goldfish: not in A
+    with pytest.raises(SchemaError, match=r"'goldfish' \(n01443537\) is not one of the imagenet-a classes"):
+        next(iter(load_benchmark("imagenet-a", str(root))))
+    ok = fx.image_folder(tmp_path / "ok", {f"{wnid}/a.png": _png(0)})
+    assert [s.label for s in load_benchmark("imagenet-a", str(ok))] == [inside]
