@@ -149,6 +149,9 @@ def _probe_number(row: PublishedNumber, model: RunModel, settings: UncertaintySe
     spec = PROBES.get(row.benchmark)
     probe = model.probe(row.benchmark)
     if probe is None:
+        not_run = model.probe_not_run(row.benchmark)
+        if not_run is not None:
+            return _missing(f"the {row.benchmark} probe did not run: {not_run}")
         return _missing(f"no {row.benchmark} probe in this run")
     if spec.value_of is None:
         return _missing(f"this package reads no published number of the {row.benchmark} probe")

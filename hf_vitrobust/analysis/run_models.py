@@ -52,6 +52,11 @@ class RunModel:
         found = ((self.result.get("probes") or {}).get(self.key) or {}).get(name)
         return found if isinstance(found, Mapping) and "skipped" not in found else None
 
+    def probe_not_run(self, name: str) -> str | None:
+        """Why the run recorded probe `name` as not run (it could not run on this model or its images), or None."""
+        found = ((self.result.get("probes") or {}).get(self.key) or {}).get(name)
+        return str(found["skipped"]) if isinstance(found, Mapping) and "skipped" in found else None
+
     def benchmark_info(self, benchmark: str) -> Mapping[str, Any]:
         return (self.result.get("benchmarks") or {}).get(benchmark) or {}
 

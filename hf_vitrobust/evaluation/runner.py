@@ -95,6 +95,7 @@ class _ModelEntry:
     classifier: Classifier
     skipped: dict[str, str] = field(default_factory=dict)  # benchmark -> why this model is not scored on it
     inputs: dict[str, ModelInput] = field(default_factory=dict)  # benchmark -> how the model reads it
+    not_run: dict[str, str] = field(default_factory=dict)  # probe -> why it cannot run on this model
 
     def describe(self) -> dict[str, Any]:
         module = self.classifier.module
@@ -200,7 +201,12 @@ class Runner:
                     ReadAssignment(len(plan.shards()), self.group.rank, self.group.world_size).shards
                 )
             except (ValueError, FileNotFoundError, OSError) as error:
-                raise EvaluationError(f"{spec.name}: cannot read source {source!r}: {error}") from error
+                shown = (
+                    repr(source)
+                    if source is not None
+                    else f"{benchmark.default_source!r} (its default source)"
+                )
+                raise EvaluationError(f"{spec.name}: cannot read source {shown}: {error}") from error
             row_order = resolved.describe().get("row_order")
             if limit is not None and subset == "first" and row_order:
                 logger.warning("%s: %s.", spec.name, row_order)
@@ -253,15 +259,37 @@ class Runner:
                 except ValueError as error:
                     raise EvaluationError(f"{name}: {error}") from error
             key = model_key(spec, [e.key for e in entries])
-            entries.append(_ModelEntry(key, spec, classifier, skipped, inputs))
+            entry = _ModelEntry(key, spec, classifier, skipped, inputs)
+            self._check_probes(entry)
+            entries.append(entry)
         return entries
+
+    def _check_probes(self, entry: _ModelEntry) -> None:
+        """Before any work: every probe's params against the input size this model reads its benchmark at (a value
+        out of range is an error now, not after the benchmarks), and whether the probe can run on this model at
+        all (where not, it is recorded as not run, with the reason, in `entry.not_run`)."""
+        for spec in self.suite.probes:
+            if spec.benchmark not in entry.inputs:
+                continue
+            task = get_probe(spec.name)
+            classifier = entry.inputs[spec.benchmark].classifier
+            try:
+                task.check_for_input(spec.params, tuple(classifier.input_size))
+            except ValueError as error:
+                raise EvaluationError(f"{entry.spec}: {error}") from None
+            try:
+                task.check_applicable(classifier, spec.params)
+            except ProbeNotApplicable as reason:
+                entry.not_run[spec.name] = str(reason)
 
     def _prepare_folder(self) -> None:
         run_file = self.work / "run.json"
         recorded = {key: self.settings[key] for key in _RESULT_SETTINGS}
         if self.group.is_main:
             previous = json.loads(run_file.read_text()) if run_file.is_file() else None
-            refusal = resume_refusal(self.output, previous, recorded, self.config.resume, SCHEMA_VERSION)
+            refusal = resume_refusal(
+                self.output, previous, recorded, self.config.resume, SCHEMA_VERSION, self.work
+            )
             if refusal is not None:
                 raise EvaluationError(refusal)
             write_json_atomic(run_file, recorded)
@@ -385,10 +413,8 @@ class Runner:
             if spec.benchmark in entry.skipped:
                 skipped[spec.name] = {"skipped": entry.skipped[spec.benchmark], "benchmark": spec.benchmark}
                 continue
-            try:
-                task.check_applicable(entry.inputs[spec.benchmark].classifier, spec.params)
-            except ProbeNotApplicable as reason:
-                skipped[spec.name] = {"skipped": str(reason), "benchmark": spec.benchmark}
+            if spec.name in entry.not_run:
+                skipped[spec.name] = {"skipped": entry.not_run[spec.name], "benchmark": spec.benchmark}
                 continue
             positions = selections[spec.name]
             size = task.chunk_length(spec.params)
@@ -432,7 +458,12 @@ class Runner:
                 merged[spec.name] = {"skipped": "no images were selected", "benchmark": spec.benchmark}
                 continue
             partials = [load_tensors(store.path(i)) for i in range(len(chunks))]
-            value = json_safe(task.merge(partials, confidence_level=self.uncertainty.confidence_level))
+            try:
+                value = json_safe(task.merge(partials, confidence_level=self.uncertainty.confidence_level))
+            except ProbeNotApplicable as reason:  # e.g. PGD: none of its images left to attack
+                logger.warning("probe %s of %s not run: %s", spec.name, entry.key, reason)
+                merged[spec.name] = {"skipped": str(reason), "benchmark": spec.benchmark}
+                continue
             value.update({"benchmark": spec.benchmark, "params": json_safe(dict(spec.params))})
             merged[spec.name] = value
         # In the suite's order.

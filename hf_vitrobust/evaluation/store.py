@@ -37,12 +37,59 @@ def load_tensors(path: Path) -> dict[str, Any]:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
+# Suite keys that change no result of a benchmark or probe: a resumed run may change them freely.
+_SUITE_PRESENTATION = frozenset(
+    {"name", "description", "path", "citations", "batch_size", "model_pairs", "models"}
+)
+
+
+def stream_folders(work: Path, part: str, name: str) -> list[Path]:
+    """Every model's folder of one stream of a run (`<work>/<model key>/<part>/<name>`, part "benchmarks" or
+    "probes") that holds any file: the stream has started for that model."""
+    return sorted(
+        folder for folder in Path(work).glob(f"*/{part}/{name}") if folder.is_dir() and any(folder.iterdir())
+    )
+
+
+def suite_change_refusal(previous: dict[str, Any], current: dict[str, Any], work: Path) -> str | None:
+    """Why a resumed run may not read the suite `current` where the run started with `previous`, or None.
+
+    A benchmark or probe may be added, removed or changed as long as no model has started it (no file in its
+    stream folders): a fixed setting of a step that never ran blocks nothing that did. A changed step that did
+    start is refused, naming its folders (remove them to run it again under the new settings); so is a change of
+    the suite's seed or chunk size, which every step's results depend on."""
+    reasons = [
+        f"the suite's {key} changed ({previous.get(key)!r} -> {current.get(key)!r})"
+        for key in sorted(set(previous) | set(current))
+        if key not in _SUITE_PRESENTATION | {"benchmarks", "probes"} and previous.get(key) != current.get(key)
+    ]
+    for part, what in (("benchmarks", "benchmark"), ("probes", "probe")):
+        before, after = previous.get(part) or {}, current.get(part) or {}
+        for name in sorted(set(before) | set(after)):
+            if before.get(name) == after.get(name):
+                continue
+            started = stream_folders(work, part, name)
+            if started:
+                change = "added" if name not in before else "removed" if name not in after else "changed"
+                folders = ", ".join(str(folder) for folder in started)
+                reasons.append(
+                    f"{what} {name} {change} after it ran (remove {folders} to run it again with the new settings)"
+                )
+    return "; ".join(reasons) or None
+
+
 def resume_refusal(
-    output: Path, previous: dict[str, Any] | None, recorded: dict[str, Any], resume: bool, schema_version: int
+    output: Path,
+    previous: dict[str, Any] | None,
+    recorded: dict[str, Any],
+    resume: bool,
+    schema_version: int,
+    work: Path | None = None,
 ) -> str | None:
     """Why a run may not start in `output`, or None: a folder holding a run (`previous`, its run.json) without
     --resume; a run of another results schema version; --resume with settings that change results (each
-    changed one named); results in a folder without a run.json."""
+    changed one named; a suite change only where `suite_change_refusal` refuses it, `work` being the run's work
+    folder); results in a folder without a run.json."""
     if previous is None:
         if (output / "results.json").is_file() and not resume:
             return f"{output} already holds results; choose another --output folder."
@@ -72,10 +119,15 @@ def resume_refusal(
         for key in recorded
         if previous.get(key) != recorded[key] and (key in previous or key not in added_since)
     ]
+    suite_refusal = None
+    if "suite_contents" in changed and work is not None:
+        suite_refusal = suite_change_refusal(previous["suite_contents"], recorded["suite_contents"], work)
+        if suite_refusal is None:
+            changed.remove("suite_contents")
     if not changed:
         return None
     details = ", ".join(
-        "suite: the suite's contents changed (benchmarks, options or probes)"
+        f"suite: {suite_refusal or 'the suite changed (benchmarks, options or probes)'}"
         if key == "suite_contents"
         else f"{key}: {previous.get(key)!r} -> {recorded[key]!r}"
         for key in changed
@@ -195,6 +247,8 @@ __all__ = [
     "load_tensors",
     "resume_refusal",
     "save_tensors_atomic",
+    "stream_folders",
+    "suite_change_refusal",
     "write_json_atomic",
     "write_parquet_atomic",
 ]

@@ -405,7 +405,8 @@ def _probe_spec(key: str, entry: Any, benchmarks: dict[str, BenchmarkSpec], wher
     try:
         task.check_params(dict(params))
     except ValueError as error:
-        raise ValueError(f"{where}: {error}") from None
+        # `where` names the probe already.
+        raise ValueError(f"{where}: params: {str(error).removeprefix(f'Probe {name!r}: ')}") from None
     return SuiteProbe(name=name, benchmark=bench, num_images=num_images, params=_plain(params))
 
 

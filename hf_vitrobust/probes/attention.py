@@ -61,6 +61,7 @@ from .base import (
     prepare_inputs,
 )
 from .display import SeriesData, overlays
+from .param_checks import boolean, calls, non_negative_int
 from .spec import (
     ProbeFigure,
     ProbeNotApplicable,
@@ -476,6 +477,12 @@ def draw_attention(data: SeriesData, ax: Axes | None = None) -> Figure | None:
 SPEC = register_probe(
     ProbeSpec(
         name="attention",
+        value_checks={
+            "discard_ratio": calls(_check_discard_ratio),
+            "upsample": boolean,
+            "max_maps": non_negative_int,
+            "max_layer_maps": non_negative_int,
+        },
         probe=attention_maps,
         result_type=AttentionMapsResult,
         selection="first",
@@ -487,7 +494,11 @@ SPEC = register_probe(
         default_params={"max_maps": 8, "max_layer_maps": 1},
         extra_params=("max_maps", "max_layer_maps"),
         applicable_fn=_applicable,
-        choices={"normalization": ROLLOUT_NORMALIZATIONS},
+        choices={
+            "normalization": ROLLOUT_NORMALIZATIONS,
+            "method": (None, *METHODS),
+            "head_fusion": HEAD_FUSIONS,
+        },
         headline=method_headline,
         figures={"attention": ProbeFigure(draw_attention, "Attention map of the first probe image.")},
     )

@@ -62,6 +62,7 @@ from .display import (
     map_panels,
 )
 from .intervals import interval_entry, mean_curve, proportion_curve
+from .param_checks import int_at_least, non_negative_number, positive_int
 from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, register_probe, same_setting
 from .spectra import SPECTRA, Spectrum, check_spectrum, dct_energy_db, dct_energy_sum
 
@@ -460,6 +461,7 @@ def draw_deepfool(data: SeriesData, ax: Axes | None = None) -> Figure | None:
 SPEC = register_probe(
     ProbeSpec(
         name="deepfool",
+        value_checks={"steps": positive_int, "candidates": int_at_least(2), "overshoot": non_negative_number},
         probe=deepfool_spectrum,
         result_type=DeepFoolResult,
         selection="random",
@@ -468,7 +470,7 @@ SPEC = register_probe(
         partial_fn=_partial,
         merge_fn=_merge,
         applicable_fn=_applicable,
-        choices={"spectrum": SPECTRA},
+        choices={"spectrum": SPECTRA, "gradients": _GRADIENT_MODES},
         headline=_headline,
         intervals_fn=_intervals,
         image_count=_image_count,

@@ -65,6 +65,7 @@ from .feature_spectrum import (
     log_amplitude_sums,
 )
 from .intervals import interval_entry, mean_curve, sample_std
+from .param_checks import calls
 from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .spec import (
     ProbeFigure,
@@ -419,6 +420,7 @@ def draw_feature_variance(data: SeriesData, ax: Axes | None = None) -> Figure | 
 FOURIER_SPEC = register_probe(
     ProbeSpec(
         name="feature_fourier",
+        value_checks={"layers": calls(lambda layers: check_task_layers(layers, residual_sums=True))},
         probe=feature_fourier,
         result_type=FeatureFourierResult,
         selection="random",
@@ -455,6 +457,7 @@ FOURIER_SPEC = register_probe(
 VARIANCE_SPEC = register_probe(
     ProbeSpec(
         name="feature_variance",
+        value_checks={"layers": calls(lambda layers: check_task_layers(layers, residual_sums=True))},
         probe=feature_variance,
         result_type=FeatureVarianceResult,
         selection="random",

@@ -68,6 +68,7 @@ from .display import (
     map_panels,
 )
 from .intervals import counts_from_means, interval_entry, mean_curve, proportion_curve, sample_std
+from .param_checks import boolean, calls, int_at_least, optional
 from .spec import (
     ProbeFigure,
     ProbeSpec,
@@ -339,9 +340,26 @@ def draw_fourier_heatmap(data: SeriesData, ax: Axes | None = None) -> Figure | N
     )
 
 
+def _check_odd(window: Any) -> None:
+    if window % 2 == 0:
+        raise ValueError(f"must be odd (frequencies -K..K, window = 2K + 1), got {window!r}.")
+
+
+def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) -> None:
+    """The window is no wider than the model input's distinct frequencies."""
+    if input_size is not None:
+        check_window(params["window"], input_size)
+
+
 SPEC = register_probe(
     ProbeSpec(
         name="fourier_heatmap",
+        value_checks={
+            "window": optional(lambda window: (int_at_least(1)(window), _check_odd(window))),
+            "eps": optional(calls(check_eps)),
+            "use_symmetry": boolean,
+        },
+        joint_check=_joint_check,
         probe=fourier_heatmap,
         result_type=FourierHeatmapResult,
         selection="random",

@@ -62,6 +62,7 @@ from .display import (
     line_figure,
 )
 from .intervals import interval_entry, paired_accuracy_curves
+from .param_checks import boolean, fraction, non_negative_number, number_in, sequence_of
 from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .spec import (
     ProbeFigure,
@@ -384,9 +385,24 @@ def draw_frequency_noise(data: SeriesData, ax: Axes | None = None) -> Figure | N
     return figure
 
 
+def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) -> None:
+    """Every band keeps at least one frequency of the model's input (and Park & Kim's bands need square inputs
+    of even side)."""
+    if input_size is not None:
+        _check_frequencies(params["frequencies"], params["bandwidth"], input_size, params["band"])
+
+
 SPEC = register_probe(
     ProbeSpec(
         name="frequency_noise",
+        value_checks={
+            "frequencies": sequence_of(fraction, distinct=True),
+            "bandwidth": number_in(0.0, 2.0, low_open=True),
+            "epsilon": non_negative_number,
+            "equal_energy": boolean,
+            "clip": boolean,
+        },
+        joint_check=_joint_check,
         probe=frequency_noise,
         result_type=FrequencyNoiseResult,
         selection="random",
@@ -394,7 +410,7 @@ SPEC = register_probe(
         needs_labels=True,
         partial_fn=_partial,
         merge_fn=_merge,
-        choices={"epsilon_units": EPSILON_UNITS},
+        choices={"epsilon_units": EPSILON_UNITS, "band": BANDS},
         headline=_headline,
         intervals_fn=_intervals,
         findings=(

@@ -48,6 +48,7 @@ from .base import (
     prepare_inputs,
 )
 from .display import SeriesData, overlays
+from .param_checks import boolean, calls, non_negative_int, optional, text
 from .spec import (
     ProbeFigure,
     ProbeNotApplicable,
@@ -325,6 +326,14 @@ def draw_gradcam(data: SeriesData, ax: Axes | None = None) -> Figure | None:
 SPEC = register_probe(
     ProbeSpec(
         name="gradcam",
+        value_checks={
+            "method": calls(cam_method_name),
+            "layer": optional(text),
+            "target_classes": optional(non_negative_int),
+            "eigen_smooth": boolean,
+            "aug_smooth": boolean,
+            "max_maps": non_negative_int,
+        },
         probe=gradcam,
         result_type=GradCAMResult,
         selection="first",

@@ -90,6 +90,7 @@ from .hessian_methods import (
     pyhessian_eigenvalues,
 )
 from .hessian_result import HessianSpectrumResult, draw_hessian_density, draw_hessian_spectrum
+from .param_checks import boolean, non_negative_number, optional, positive_int
 from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, chunk_seed, register_probe, same_setting
 
 EigenMethod = Literal["lanczos", "power", "pyhessian"]
@@ -389,9 +390,29 @@ def _image_count(probe: Mapping[str, Any]) -> int | None:
     return sum(probe.get("batch_sizes") or []) or None
 
 
+def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) -> None:
+    """Lanczos keeps at most `iterations` Ritz values; the spectral density is Lanczos quadrature."""
+    iterations = params["iterations"]
+    if params["method"] == "lanczos" and iterations is not None and iterations < params["top_k"]:
+        raise ValueError(
+            f"Lanczos needs iterations >= top_k, got iterations={iterations}, top_k={params['top_k']}."
+        )
+    if params["method"] != "lanczos" and params["density"]:
+        raise ValueError("density true needs method 'lanczos' (stochastic Lanczos quadrature).")
+
+
 SPEC = register_probe(
     ProbeSpec(
         name="hessian",
+        value_checks={
+            "top_k": positive_int,
+            "iterations": optional(positive_int),
+            "weight_decay": non_negative_number,
+            "density": boolean,
+            "density_vectors": positive_int,
+            "tol": non_negative_number,
+        },
+        joint_check=_joint_check,
         probe=hessian_spectrum,
         result_type=HessianSpectrumResult,
         selection="random",
@@ -403,7 +424,12 @@ SPEC = register_probe(
         chunk_param="batch_size",
         chunk_default=DEFAULT_BATCH_SIZE,
         applicable_fn=_applicable,
-        choices={"method": EIGEN_METHODS, "regularizer": REGULARIZERS, "augmentation": _AUGMENTATIONS},
+        choices={
+            "method": EIGEN_METHODS,
+            "regularizer": REGULARIZERS,
+            "augmentation": _AUGMENTATIONS,
+            "hvp": HVP_METHODS,
+        },
         headline=_headline,
         image_count=_image_count,
         summary_row="top eigenvalue (max over batches)",

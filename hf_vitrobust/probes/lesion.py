@@ -40,6 +40,7 @@ from .display import (
     panels_or_axes,
 )
 from .intervals import interval_entry, paired_accuracy_curves
+from .param_checks import optional, sequence_of, text
 from .spec import (
     ProbeFigure,
     ProbeNotApplicable,
@@ -293,6 +294,7 @@ def draw_lesion(data: SeriesData, ax: Axes | None = None) -> Figure | None:
 SPEC = register_probe(
     ProbeSpec(
         name="lesion",
+        value_checks={"units": optional(sequence_of(text, distinct=True))},
         probe=lesion_study,
         result_type=LesionResult,
         selection="random",

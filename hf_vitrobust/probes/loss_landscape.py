@@ -80,6 +80,14 @@ from .loss_landscape_directions import (
     filter_normalized_direction,
     landscape_tensors,
 )
+from .param_checks import (
+    non_negative_number,
+    number_in,
+    one_or_pair,
+    ordered_pair,
+    positive_int,
+    regular_expressions,
+)
 from .spec import (
     ProbeFigure,
     ProbeSpec,
@@ -451,6 +459,13 @@ def draw_loss_landscape(data: SeriesData, ax: Axes | None = None) -> Figure | No
 SPEC = register_probe(
     ProbeSpec(
         name="loss_landscape",
+        value_checks={
+            "resolution": one_or_pair(positive_int),
+            "x_range": ordered_pair(number_in()),
+            "y_range": ordered_pair(number_in()),
+            "weight_decay": non_negative_number,
+            "exclude": regular_expressions,
+        },
         probe=loss_landscape,
         result_type=LossLandscapeResult,
         selection="random",

@@ -72,6 +72,7 @@ from .display import (
     line_figure,
 )
 from .intervals import counts_from_means, interval_entry, proportion_curve
+from .param_checks import calls, sequence_of
 from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .spec import (
     IMAGE_LIST_SELECTION,
@@ -437,9 +438,17 @@ def draw_occlusion(data: SeriesData, ax: Axes | None = None) -> Figure | None:
     return figure
 
 
+def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) -> None:
+    """Under the exact-area rule, every ratio's square hole fits the model's input."""
+    if input_size is not None:
+        _check_ratios(params["ratios"], input_size, params["hole"])
+
+
 SPEC = register_probe(
     ProbeSpec(
         name="occlusion",
+        value_checks={"ratios": sequence_of(calls(check_ratio), distinct=True)},
+        joint_check=_joint_check,
         probe=occlusion_sweep,
         result_type=OcclusionResult,
         selection="random",

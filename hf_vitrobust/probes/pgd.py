@@ -80,7 +80,16 @@ from .display import (
     new_figure,
 )
 from .intervals import counts_from_means, interval_entry, mean_curve, proportion_curve
-from .spec import ProbeFigure, ProbeSpec, ProbeValue, register_probe, same_setting, total_images
+from .param_checks import boolean, optional, positive_int, positive_number
+from .spec import (
+    ProbeFigure,
+    ProbeNotApplicable,
+    ProbeSpec,
+    ProbeValue,
+    register_probe,
+    same_setting,
+    total_images,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -411,7 +420,7 @@ def _merge(partials: list) -> dict:
         (p, int(offset)) for p, offset in zip(partials, offsets, strict=True) if p["losses"] is not None
     ]
     if not attacked:
-        raise ValueError(
+        raise ProbeNotApplicable(
             "PGD: the model classifies none of the selected images correctly: nothing was attacked."
         )
     chosen = [p for p, _ in attacked]
@@ -524,9 +533,25 @@ def draw_pgd(data: SeriesData, ax: Axes | None = None) -> Figure | None:
 
 
 SPEC = register_probe(
+def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) -> None:
+    """Paul & Chen's notebook record is its Adam attack from delta = 0."""
+    if params["record"] == "paul-chen-notebook" and (params["method"] != "adam" or params["random_start"]):
+        raise ValueError(
+            'record "paul-chen-notebook" is the notebook\'s Adam attack from delta = 0: it needs method "adam" '
+            f"and random_start false, got method {params['method']!r} and random_start {params['random_start']!r}."
+        )
+
+
     ProbeSpec(
         name="pgd",
         probe=pgd_loss_progression,
+        value_checks={
+            "eps": positive_number,
+            "step_size": optional(positive_number),
+            "steps": positive_int,
+            "random_start": boolean,
+        },
+        joint_check=_joint_check,
         result_type=PGDLossResult,
         selection="correct",
         chunk_size=25,
@@ -535,7 +560,7 @@ SPEC = register_probe(
         merge_fn=_merge,
         excluded_params={"num_images": _RUNNER_NUM_IMAGES},
         selection_fn=_selection,
-        choices={"record": RECORDS},
+        choices={"record": RECORDS, "method": _METHODS},
         headline=_headline,
         intervals_fn=_intervals,
         summary_row="final loss (mean ± std)",

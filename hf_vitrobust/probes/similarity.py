@@ -51,7 +51,8 @@ from .base import (
 )
 from .display import SeriesData, as_float_array, fmt_number, map_panels
 from .feature_maps import _check_layers, check_task_layers, features_applicable, spatial_feature_map
-from .spec import ProbeFigure, ProbeSpec, register_probe, same_setting, total_images
+from .param_checks import calls, int_at_least
+from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, register_probe, same_setting, total_images
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -371,7 +372,7 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
 def _merge(partials: list) -> dict:
     used = [p for p in partials if p["cross"] is not None]
     if not used:
-        raise ValueError(
+        raise ProbeNotApplicable(
             f"CKA needs a chunk of at least {MIN_MINIBATCH_SIZE} images; no chunk had that many."
         )
     cross = sum(p["cross"] for p in used)
@@ -412,6 +413,7 @@ def draw_cka(data: SeriesData, ax: Axes | None = None) -> Figure | None:
 SPEC = register_probe(
     ProbeSpec(
         name="cka",
+        value_checks={"layers": calls(check_task_layers), "minibatch_size": int_at_least(MIN_MINIBATCH_SIZE)},
         probe=feature_similarity,
         result_type=FeatureSimilarityResult,
         selection="random",

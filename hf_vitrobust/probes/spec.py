@@ -58,6 +58,7 @@ from ..registry import Registry, close_matches, did_you_mean
 from .base import ProbeInputs, ProbeResult, check_batch_size, check_seed, json_safe, prepare_inputs
 from .display import MISSING, fmt_count
 from .intervals import counts_from_means
+from .param_checks import ValueCheck, positive_int
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -67,6 +68,11 @@ RUNNER_KEYS = frozenset({"seed", "limit", "sample_ids"})
 # A selection "image-list:<name>" takes the images of a shipped list (`hf_vitrobust.data.image_lists`) by file name.
 IMAGE_LIST_SELECTION = "image-list:"
 MAP_DECIMALS = 4
+# Value checks every probe shares (each probe function takes a batch size).
+COMMON_VALUE_CHECKS: Mapping[str, ValueCheck] = {"batch_size": positive_int}
+# joint_check(effective params, model input size or None): checks of several params together, or of a param against
+# the input size (None when the suite is read, the (height, width) of each model once the models are loaded).
+JointCheck = Callable[[Mapping[str, Any], "tuple[int, int] | None"], None]
 
 
 class ProbeNotApplicable(ValueError):
@@ -244,6 +250,9 @@ class ProbeSpec:
         runner owns, with the reason; extra_params: task settings that are not probe keywords.
     choices: the named options of a param (a protocol switch such as `method` or `hole`) and their valid values,
         checked when a suite is read, before any work.
+    value_checks: param -> `param_checks.ValueCheck` for every other param a suite may set (ranges, types), also
+        checked when a suite is read; joint_check(params, input_size): checks of params together, or against the
+        model's input size (run once more per model before any work; see `check_for_input`).
     headline(probe_dict): the report's rows for the probe, label (with unit) -> formatted value.
     image_count(probe_dict): the image count of a dict that stores neither "num_images" nor "num_samples".
     summary_row: the label of the report's Summary row (None: the probe has none); summary_value(rows) picks its
@@ -273,6 +282,8 @@ class ProbeSpec:
     uses_labels: bool = True
     selection_fn: Callable[[Mapping[str, Any]], str] | None = field(default=None, repr=False)
     choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    value_checks: Mapping[str, ValueCheck] = field(default_factory=dict, repr=False)
+    joint_check: JointCheck | None = field(default=None, repr=False)
     headline: HeadlineFn = field(default=_no_headline, repr=False)
     image_count: Callable[[Mapping[str, Any]], Any] | None = field(default=None, repr=False)
     summary_row: str | None = None
@@ -330,7 +341,38 @@ class ProbeSpec:
                     f"Probe {self.name!r}: {key} must be one of {list(valid)}, got {params[key]!r}."
                     f"{did_you_mean(params[key], valid)}"
                 )
-        return {**self.default_params, **params}
+        checks = {**COMMON_VALUE_CHECKS, **self.value_checks}
+        for key, value in params.items():
+            if key in checks:
+                try:
+                    checks[key](value)
+                except ValueError as error:
+                    raise ValueError(f"Probe {self.name!r}: {key} {error}") from None
+        merged = {**self.default_params, **params}
+        self.check_for_input(merged, None)
+        return merged
+
+    def effective_params(self, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Every setting the probe runs with: its function's keyword defaults, then `default_params`, then
+        `params`."""
+        defaults = {
+            name: parameter.default
+            for name, parameter in inspect.signature(self.probe).parameters.items()
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+            and parameter.default is not inspect.Parameter.empty
+        }
+        return {**defaults, **self.default_params, **(params or {})}
+
+    def check_for_input(self, params: Mapping[str, Any] | None, input_size: tuple[int, int] | None) -> None:
+        """The probe's `joint_check` on its effective params, against a model's (height, width) input size when
+        given: a ValueError naming the probe, before any work."""
+        if self.joint_check is None:
+            return
+        try:
+            self.joint_check(self.effective_params(params), input_size)
+        except ValueError as error:
+            size = "" if input_size is None else f" (for {input_size[0]}x{input_size[1]} model inputs)"
+            raise ValueError(f"Probe {self.name!r}{size}: {error}") from None
 
     def chunk_length(self, params: Mapping[str, Any] | None = None) -> int:
         """Images per chunk for these params: `params[chunk_param]` where the chunk is a unit of the measurement
@@ -415,9 +457,10 @@ class ProbeSpec:
 
     # -------------------------------------------------------------------------------------------- the report
     def table(self, probe: Mapping[str, Any]) -> dict[str, str]:
-        """The report's rows for one probe dict: the headline rows, then the image count ("skipped": why)."""
+        """The report's rows for one probe dict: the headline rows, then the image count ("not run": why, for a
+        probe the run recorded as not run on this model)."""
         if "skipped" in probe:
-            return {"skipped": str(probe["skipped"])}
+            return {"not run": str(probe["skipped"])}
         out = dict(self.headline(probe))
         images = probe.get("num_images", probe.get("num_samples"))
         if images is None and self.image_count is not None:
@@ -462,12 +505,14 @@ def probe_of(name: str, data: Mapping[str, Any]) -> ProbeSpec | None:
 
 
 __all__ = [
+    "COMMON_VALUE_CHECKS",
     "IMAGE_LIST_SELECTION",
     "MAP_DECIMALS",
     "PROBES",
     "RUNNER_KEYS",
     "Claim",
     "IntervalsFn",
+    "JointCheck",
     "ProbeFigure",
     "ProbeFinding",
     "ProbeNotApplicable",

@@ -371,7 +371,7 @@ def test_probe_tasks_check_params_runs_at_load_time(tmp_path, monkeypatch):
     assert seen == [{"ratios": [0.0, 0.5]}]
     bad = minimal(probes={"occlusion": {"num_images": 8, "params": {"ratios": [-0.1]}}})
     path = write_suite(tmp_path, bad, name="bad.yaml")
-    with pytest.raises(ValueError, match=r"bad\.yaml: probes\.occlusion: ratios must be in \[0, 1\)"):
+    with pytest.raises(ValueError, match=r"bad\.yaml: probes\.occlusion: params: ratios must be in \[0, 1\)"):
         load_suite(path)
     # Names come from the probe registry: a probe it does not hold is unknown.
     other = minimal(probes={"pgd": {"num_images": 8}})
