@@ -1,9 +1,11 @@
 """Tests of the `vitrobust` command line (`hf_vitrobust.cli.main` and `python -m hf_vitrobust`)."""
 
+import dataclasses
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -325,3 +327,129 @@ def test_the_flags_of_a_run_are_declared_once_with_the_registries_choices():
     assert evaluate["--output"].default == EvaluationConfig.output
     assert tuple(reproduce["paper"].choices) == tuple(PAPERS)
     assert actions("corrupt")["--format"].choices == OUTPUT_FORMATS
+
+
+def test_version_prints_the_package_version(capsys):
+    from hf_vitrobust import __version__
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"vitrobust {__version__}"
+
+
+def _subcommands():
+    import argparse
+
+    from hf_vitrobust.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    return parser, commands
+
+
+def test_every_flag_of_every_command_has_a_help_text():
+    """Walk every parser: each argument says what it is, not only its default."""
+    import argparse
+
+    parser, commands = _subcommands()
+    assert set(commands) == {
+        "classify",
+        "corrupt",
+        "evaluate",
+        "report",
+        "reproduce",
+        "check-data",
+        "train",
+        "push",
+    }
+    for name, command in [("vitrobust", parser), *commands.items()]:
+        for action in command._actions:
+            if isinstance(action, argparse._HelpAction | argparse._SubParsersAction):
+                continue
+            flag = (action.option_strings or [action.dest])[0]
+            text = action.help
+            assert isinstance(text, str) and text != argparse.SUPPRESS, f"{name} {flag}"
+            words = re.sub(r"\(default: [^)]*\)", "", text).split()
+            assert len(words) >= 2, f"{name} {flag}: {text!r}"
+
+
+def test_train_flags_carry_the_config_docstring_and_output_is_the_folder():
+    import argparse
+
+    from hf_vitrobust.training import TrainingConfig
+
+    _, commands = _subcommands()
+    train = {a.option_strings[0]: a for a in commands["train"]._actions if a.option_strings}
+    assert "AdamW" in train["--lr"].help and "(default: 0.004)" in train["--lr"].help
+    assert "sharpness-aware" in train["--sam"].help
+    assert "checkpoint folder" in train["--output"].help and train["--output"].dest == "output_dir"
+    assert "--output-dir" not in train  # --output, as in every other command
+    # One flag per config field that the command line can carry, none without its field's description.
+    fields = {f.name for f in dataclasses.fields(TrainingConfig)} - {"model_overrides"}
+    assert {a.dest for a in train.values() if not isinstance(a, argparse._HelpAction)} >= fields
+    help_text = commands["train"].format_help()
+    assert "--output OUTPUT" in help_text
+
+
+def test_classify_skips_a_bad_image_counts_and_names_it(capsys, tmp_path):
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(Path(_photo("coffee.jpg")).read_bytes()[:200])
+    missing = tmp_path / "missing.jpg"
+    chelsea = _photo("chelsea.jpg")
+    assert main(["classify", str(broken), chelsea, str(missing), "--top-k", "1"]) == 0
+    captured = capsys.readouterr()
+    assert list(_tables(captured.out)) == [chelsea]
+    assert "skipped 2 of 3 images:" in captured.err
+    assert str(broken) in captured.err and f"image not found: {missing}" in captured.err
+    # All of them bad: a non-zero exit naming each, before any model is loaded.
+    with pytest.raises(SystemExit) as exit_info:
+        main(["classify", str(broken), str(missing), "--model", "no-such-model"])
+    assert exit_info.value.code != 0
+    err = capsys.readouterr().err
+    assert "no image could be read" in err and str(broken) in err and "could not load model" not in err
+
+
+TINY_SUITE = {
+    "name": "tiny",
+    "description": "two bundled photos",
+    "batch_size": 2,
+    "chunk_size": 2,
+    "benchmarks": {"imagenet-val": {"source": "builtin", "limit": 2}},
+}
+
+
+def test_a_launcher_mixed_precision_the_run_did_not_ask_for_is_refused_before_any_work(
+    tmp_path, capsys, monkeypatch
+):
+    import json
+
+    suite = tmp_path / "tiny.json"
+    suite.write_text(json.dumps(TINY_SUITE))
+    output = tmp_path / "run"
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")  # accelerate launch --mixed_precision bf16
+    for command in (
+        ["evaluate", "--suite", str(suite), "--output", str(output), "--quiet"],
+        ["train", "--epochs", "1", "--output", str(tmp_path / "ckpt"), "--quiet"],
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main(command)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert "--mixed_precision bf16 asks for bf16, but this run's --precision is fp32" in err
+        assert "pass --precision bf16" in err and "--mixed_precision no" in err
+    assert not output.exists() and not (tmp_path / "ckpt").exists()
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "fp8")
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--suite", str(suite), "--output", str(output), "--quiet"])
+    assert "--mixed_precision fp8 is not supported" in capsys.readouterr().err
+    # Agreeing: the run autocasts in bf16 and records it.
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "bf16")
+    assert main(["evaluate", "--suite", str(suite), "--output", str(output), "--precision", "bf16", "--quiet",
+                 "--no-report"]) == 0  # fmt: skip
+    assert json.loads((output / "results.json").read_text())["settings"]["precision"] == "bf16"
+    # "no" (the launcher's default) leaves the precision to the run.
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")
+    assert main(["evaluate", "--suite", str(suite), "--output", str(tmp_path / "fp32"), "--quiet",
+                 "--no-report"]) == 0  # fmt: skip
+    assert json.loads((tmp_path / "fp32" / "results.json").read_text())["settings"]["precision"] == "fp32"

@@ -14,7 +14,7 @@ from hf_vitrobust.cli import main as cli_main
 def checkpoint(tmp_path_factory) -> Path:
     output = tmp_path_factory.mktemp("train") / "alternet-digits"
     args = ["train", "--epochs", "1", "--max-train-samples", "128", "--max-eval-samples", "64"]
-    assert cli_main([*args, "--batch-size", "32", "--output-dir", str(output), "--quiet"]) == 0
+    assert cli_main([*args, "--batch-size", "32", "--output", str(output), "--quiet"]) == 0
     return output
 
 
@@ -28,7 +28,7 @@ def test_train_writes_a_checkpoint_folder(checkpoint):
 
 def test_train_flags_override_the_paper_recipe(tmp_path):
     with pytest.raises(SystemExit):  # a bad value is refused before any training
-        cli_main(["train", "--paper-recipe", "--epochs", "0", "--output-dir", str(tmp_path / "x"), "--quiet"])
+        cli_main(["train", "--paper-recipe", "--epochs", "0", "--output", str(tmp_path / "x"), "--quiet"])
     assert not (tmp_path / "x").exists()
 
 
@@ -90,7 +90,7 @@ def test_train_under_accelerate_launch_with_two_processes(tmp_path):
         "50",
         "--num-threads",
         "1",
-        "--output-dir",
+        "--output",
         str(output),
         "--quiet",
         port_base=29700,

@@ -33,8 +33,13 @@ __all__ = ["COMMANDS", "CLIError", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(
         prog="vitrobust", description="Robustness toolkit for image classifiers (transformers, timm)."
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version and exit"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:

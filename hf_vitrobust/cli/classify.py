@@ -1,10 +1,12 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """`vitrobust classify IMAGE... [--model SPEC] [--top-k 5] [--device cpu] [--batch-size 32]`: the top-k classes of
-images, one table per image."""
+images, one table per image. An image that cannot be read is skipped, counted and named at the end; the exit
+status is non-zero only when none can be read."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _open_image(path: str) -> Image.Image:
-    """Open and decode an image, applying its EXIF orientation (as cameras and viewers do)."""
+    """Open and decode an image, applying its EXIF orientation (as cameras and viewers do); a CLIError says why an
+    image cannot be read."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     file = Path(path)
@@ -48,6 +51,20 @@ def _open_image(path: str) -> Image.Image:
         raise CLIError(f"not a readable image: {path}") from err
     except OSError as err:
         raise CLIError(f"cannot read image {path}: {err}") from err
+
+
+def _open_images(paths: list[str]) -> tuple[list[tuple[str, Image.Image]], list[str]]:
+    """The images that open, with their paths, and why each of the others does not (as an evaluation skips and
+    counts a bad sample); all of them failing is an error."""
+    opened, skipped = [], []
+    for path in paths:
+        try:
+            opened.append((path, _open_image(path)))
+        except CLIError as err:
+            skipped.append(str(err))
+    if not opened:
+        raise CLIError("no image could be read:\n  " + "\n  ".join(skipped))
+    return opened, skipped
 
 
 def _format_table(title: str, rows: list[tuple[int, int, float, str]]) -> str:
@@ -72,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"invalid --device {args.device!r}: {err}") from err
     if device.type == "cuda" and not torch.cuda.is_available():
         raise CLIError("--device cuda was requested but CUDA is not available")
-    images = [_open_image(path) for path in args.images]  # fail on a bad path before loading the model
+    opened, skipped = _open_images(args.images)  # before loading the model: all bad is an error now
+    paths, images = [path for path, _ in opened], [image for _, image in opened]
     try:
         classifier = load_classifier(args.model, device=device)
     except (ValueError, OSError, RuntimeError) as err:
@@ -89,10 +107,12 @@ def run(args: argparse.Namespace) -> int:
                 (rank + 1, idx, prob, label)
                 for rank, (prob, idx, label) in enumerate(zip(probs, indices, labels, strict=True))
             ]
-            tables.append(_format_table(args.images[start + offset], rows))
+            tables.append(_format_table(paths[start + offset], rows))
     print(
         f"model: {classifier.name}  (input {classifier.input_size[0]}x{classifier.input_size[1]}, "
         f"{classifier.num_classes} classes)\n"
     )
     print("\n\n".join(tables))
+    if skipped:
+        print(f"skipped {len(skipped)} of {len(args.images)} images:", *skipped, sep="\n  ", file=sys.stderr)
     return 0

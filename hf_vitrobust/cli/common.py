@@ -10,12 +10,40 @@ help text for itself.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+#: The precisions `accelerate launch --mixed_precision X` (or an accelerate config) can ask a run for, by putting X in
+#: the environment as ACCELERATE_MIXED_PRECISION; "no", the launcher's default, leaves the precision to the run.
+LAUNCHER_PRECISIONS = ("bf16", "fp16")
 
 
 class CLIError(Exception):
     """A user-facing error: printed as `vitrobust COMMAND: error: ...` with exit status 2."""
+
+
+def check_launcher_precision(precision: str) -> None:
+    """Refuse, before any work, a run whose launcher asked for another precision than the run's `--precision`.
+
+    `accelerate launch --mixed_precision bf16` (or an accelerate config saying so) sets ACCELERATE_MIXED_PRECISION,
+    which a run would otherwise silently ignore. The run's precision is its own `--precision`, fp32 unless given,
+    as the papers' numbers are: a launcher's request is never applied behind the run's back, and a disagreement
+    stops it with the two ways out. When both agree (`--mixed_precision bf16 ... --precision bf16`) the run
+    autocasts and records bf16 in its settings."""
+    asked = os.environ.get("ACCELERATE_MIXED_PRECISION", "").strip().lower()
+    if asked in ("", "no", precision):
+        return
+    if asked not in LAUNCHER_PRECISIONS:
+        raise CLIError(
+            f"accelerate launch --mixed_precision {asked} is not supported: launch with --mixed_precision no, or "
+            "bf16 or fp16 together with the same --precision"
+        )
+    raise CLIError(
+        f"accelerate launch --mixed_precision {asked} asks for {asked}, but this run's --precision is {precision} "
+        f"(fp32 unless given, as the papers' numbers): pass --precision {asked} to run in {asked} (recorded in the "
+        "run's settings), or launch with --mixed_precision no"
+    )
 
 
 def alternatives(names: Sequence[str], default: str) -> str:

@@ -14,6 +14,7 @@ from .common import (
     CLIError,
     add_run_arguments,
     add_uncertainty_arguments,
+    check_launcher_precision,
     parse_data,
     parse_protocols,
     uncertainty_kwargs,
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.config import EvaluationConfig, EvaluationError
     from ..evaluation.runner import evaluate
 
+    check_launcher_precision(args.precision)
     config = EvaluationConfig(
         models=args.model or (),
         suite=args.suite,

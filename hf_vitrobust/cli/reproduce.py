@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import CLIError, add_run_arguments, add_uncertainty_arguments, parse_data, uncertainty_kwargs
+from .common import (
+    CLIError,
+    add_run_arguments,
+    add_uncertainty_arguments,
+    check_launcher_precision,
+    parse_data,
+    uncertainty_kwargs,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -107,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plan:
         print(plan.describe())
         return 0
+    check_launcher_precision(args.precision)
     options = {
         "limit": args.limit,
         "subset": args.subset,

@@ -1,15 +1,20 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""`vitrobust train [--model PRESET|SPEC] [--dataset digits|HUB_ID|PATH] [--epochs N] [--sam] ... [--output-dir
-DIR]`: one flag per field of `TrainingConfig` (`hf_vitrobust.training`). Also runs under
-`accelerate launch -m hf_vitrobust train ...`."""
+"""`vitrobust train [--model PRESET|SPEC] [--dataset digits|HUB_ID|PATH] [--epochs N] [--sam] ... [--output DIR]`:
+one flag per field of `TrainingConfig` (`hf_vitrobust.training`), each with the help its docstring gives the field.
+Also runs under `accelerate launch -m hf_vitrobust train ...`."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
+import re
 import typing
 
-from .common import CLIError
+from .common import CLIError, check_launcher_precision
+
+#: Flags named otherwise than their field: the folder a command writes is `--output` in every command.
+_FLAG_NAMES = {"output_dir": "--output"}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -40,18 +45,21 @@ def _add_config_arguments(parser: argparse.ArgumentParser, config_class: type) -
     """One --flag per field of a config dataclass (as transformers' HfArgumentParser): bools become on/off
     switches, None defaults take the type of the annotation; dict fields are Python-API only."""
     hints = typing.get_type_hints(config_class)
+    helps = field_helps(config_class)
     for item in dataclasses.fields(config_class):
         hint = hints[item.name]
-        flag = "--" + item.name.replace("_", "-")
+        flag = _FLAG_NAMES.get(item.name, "--" + item.name.replace("_", "-"))
         default = item.default if item.default is not dataclasses.MISSING else None
+        text = helps.get(item.name, "").replace("%", "%%")
         # Only the flags a user gives reach the config (SUPPRESS), so that a preset such as --paper-recipe keeps
         # its own values for the others.
         if hint is bool:
             parser.add_argument(
                 flag,
+                dest=item.name,
                 action=argparse.BooleanOptionalAction,
                 default=argparse.SUPPRESS,
-                help=f"(default: {default})",
+                help=f"{text} (default: {default})",
             )
             continue
         if typing.get_origin(hint) in (dict, list, tuple):
@@ -62,11 +70,31 @@ def _add_config_arguments(parser: argparse.ArgumentParser, config_class: type) -
             continue
         parser.add_argument(
             flag,
+            dest=item.name,
             type=kind,
             default=argparse.SUPPRESS,
-            metavar=item.name.upper(),
-            help=f"(default: {default})",
+            metavar=flag[2:].replace("-", "_").upper(),
+            help=f"{text} (default: {default})",
         )
+
+
+def field_helps(config_class: type) -> dict[str, str]:
+    """Each field's description in the "Args:" section of a dataclass's docstring ("a, b: text" describes both),
+    so that a field is described once, for the Python API and the command line alike."""
+    doc = inspect.getdoc(config_class) or ""
+    _, _, section = doc.partition("Args:")
+    helps: dict[str, str] = {}
+    names: list[str] = []
+    for line in section.splitlines():
+        entry = re.fullmatch(r" {4}(\w+(?:, \w+)*): (.*)", line)
+        if entry is not None:
+            names = entry.group(1).split(", ")
+            helps.update(dict.fromkeys(names, entry.group(2).strip()))
+        elif line.startswith(" " * 8):
+            helps.update({name: f"{helps[name]} {line.strip()}" for name in names})
+        elif line.strip():
+            break
+    return helps
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         config = (
             TrainingConfig.paper_recipe(**values) if args.paper_recipe else TrainingConfig.from_dict(values)
         )
+        check_launcher_precision(config.precision)
         result = train(config, log=None if args.quiet else print)
     except ValueError as err:
         raise CLIError(str(err)) from err

@@ -35,6 +35,7 @@ class TrainingConfig:
         dataset_config: the dataset's configuration name, if it has several.
         train_split, eval_split: split names; `eval_split=None` takes "test" or "validation" when the dataset
             has one, else holds out `eval_fraction` of the train split (seeded, stratified).
+        eval_fraction: the fraction of the train split held out for evaluation when there is no eval split.
         image_column, label_column: the columns holding the image and the integer class.
         max_train_samples, max_eval_samples: keep only the first N samples (quick runs).
         image_size: training resolution; None takes the model's (the preset's `image_size`), except on the
@@ -45,6 +46,7 @@ class TrainingConfig:
         lr, weight_decay: AdamW's; lr is the peak after warmup.
         warmup_epochs, warmup_steps: linear warmup length (warmup_steps wins when set), then cosine decay
             to `min_lr` at the last step.
+        min_lr: the learning rate the cosine decay ends at.
         label_smoothing, mixup_alpha, cutmix_alpha, mixup_prob, mixup_switch_prob: timm's Mixup (Zhang et
             al. 2018; Yun et al. 2019); a zero alpha disables that one.
         randaugment, randaugment_ops, randaugment_magnitude: torchvision's RandAugment (Cubuk et al. 2020).
@@ -54,7 +56,8 @@ class TrainingConfig:
         sam, sam_rho: sharpness-aware minimisation (Foret et al. 2021) with neighbourhood radius rho.
         precision: "fp32", "bf16" or "fp16" (accelerate's mixed precision; fp16 adds a gradient scaler).
         seed: model initialisation, shuffling and augmentation all derive from it.
-        output_dir: the checkpoint folder written at the end; resumable states go to `output_dir/checkpoints`.
+        output_dir: the checkpoint folder written at the end (`--output` on the command line, as in every
+            command); resumable states go to `output_dir/checkpoints`.
         resume: continue from the latest state in `output_dir/checkpoints` (error if there is none).
         keep_checkpoints: keep `output_dir/checkpoints` after a finished run (to extend it later).
         num_workers: DataLoader workers.
