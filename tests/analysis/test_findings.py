@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from reproduction_runs import Model, accuracy_frame, cell_frame, write_run
+from scipy.stats import binomtest
 
 from hf_vitrobust.analysis.findings import (
     FINDINGS,
@@ -21,8 +22,6 @@ from hf_vitrobust.analysis.findings import (
 from hf_vitrobust.analysis.results import load_results, merge_results
 from hf_vitrobust.analysis.run_models import RunModel
 from hf_vitrobust.analysis.uncertainty import UncertaintySettings
-from hf_vitrobust.metrics.estimators import paired_comparison
-from hf_vitrobust.metrics.intervals import holm_adjust, mcnemar_test
 
 SETTINGS = UncertaintySettings(confidence_level=0.95, num_resamples=500, seed=3)
 VIT, CNN = "google/vit-large-patch16-224", "timm/resnetv2_101x3_bit.goog_in21k_ft_in1k"
@@ -100,27 +99,47 @@ def test_findings_that_hold_and_findings_reversed(tmp_path):
     assert holds["imagenet-a"].num_units == 400
 
 
-def test_the_paired_interval_and_tests_are_the_metric_modules(tmp_path):
+def _holm(p_values: list[float]) -> list[float]:
+    """Holm (1979), written out: the i-th smallest of m p-values times (m - i + 1), running maximum, capped at 1."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [0.0] * len(p_values), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def test_the_paired_difference_and_tests_are_their_definitions(tmp_path):
+    """ViT minus CNN, McNemar's exact p (the binomial test of the discordant images) and Holm's p, recomputed here
+    from the predictions."""
     vit, cnn = _pair(
         tmp_path,
         _model(VIT, a=0.30, contrast=0.10, occlusion=0.7, delta=-1.0, n=300, seed=1),
         _model(CNN, a=0.20, contrast=0.40, occlusion=0.5, delta=0.5, n=300, seed=2),
     )
     checks = _checks(vit, cnn)
-    finding = get_finding("imagenet-a")
-    expected = paired_comparison(
-        finding.estimator(vit), finding.estimator(cnn), 0.95, num_resamples=500, seed=0
-    )
+    a, b = vit.frame("imagenet-a"), cnn.frame("imagenet-a")
+    assert list(a["sample_id"]) == list(b["sample_id"])
+    right_a = (a["prediction"] == a["label"]).to_numpy()
+    right_b = (b["prediction"] == b["label"]).to_numpy()
     check = checks["imagenet-a"]
-    assert (check.difference["low"], check.difference["high"]) != (None, None)
-    assert check.difference["estimate"] == pytest.approx(expected.difference.estimate)
-    a = vit.frame("imagenet-a")
-    b = cnn.frame("imagenet-a")
+    assert check.vit_value == pytest.approx(100 * right_a.mean(), abs=1e-12)
+    assert check.cnn_value == pytest.approx(100 * right_b.mean(), abs=1e-12)
+    assert check.difference["estimate"] == pytest.approx(100 * (right_a.mean() - right_b.mean()), abs=1e-12)
+    assert check.difference["low"] < check.difference["estimate"] < check.difference["high"]
+    only_a, only_b = int((right_a & ~right_b).sum()), int((~right_a & right_b).sum())
     assert check.p_value == pytest.approx(
-        mcnemar_test(a["prediction"] == a["label"], b["prediction"] == b["label"]).p_value
+        binomtest(min(only_a, only_b), only_a + only_b, 0.5).pvalue, rel=1e-9
+    )
+    # Contrast at severity 5: the images of that cell only.
+    cell = {"vit": vit.frame("imagenet-c"), "cnn": cnn.frame("imagenet-c")}
+    contrast = {n: f[(f["corruption"] == "contrast") & (f["severity"] == 5)] for n, f in cell.items()}
+    right = {n: (f["prediction"] == f["label"]).to_numpy() for n, f in contrast.items()}
+    assert checks["contrast-severity-5"].difference["estimate"] == pytest.approx(
+        100 * (right["vit"].mean() - right["cnn"].mean()), abs=1e-12
     )
     assert [checks[n].p_holm for n in PAIRED] == pytest.approx(
-        holm_adjust([checks[n].p_value for n in PAIRED])
+        _holm([checks[n].p_value for n in PAIRED]), rel=1e-12
     )
     # The occlusion quantity is the mean top-1 over the masked ratios (0.1 and 0.5), in percent.
     probe = vit.probe("occlusion")
