@@ -22,6 +22,7 @@ import pandas as pd
 from ..data import BENCHMARKS
 from ..probes.spec import probe_of
 from .findings import findings_for
+from .image_identity import benchmark_images
 from .published_vs_ours import published_comparisons
 from .run_models import RunModels
 from .uncertainty import (
@@ -77,21 +78,26 @@ class Analysis:
             results[0][ANALYSIS_KEY] = self.reproduction()
 
 
-def _model_estimators(result: Mapping[str, Any], key: str, run_models: RunModels, index: int) -> dict:
+def _model_estimators(
+    result: Mapping[str, Any], key: str, run_models: RunModels, index: int
+) -> tuple[dict[str, NotedEstimator], dict[str, dict[str, Any]]]:
     """Every headline estimator of model `key` of a run, from its predictions: name -> (estimator, the subset's
-    note)."""
+    note); and name -> the images its sample ids stand for (`image_identity.benchmark_images`)."""
     model = run_models((index, key))
     out: dict[str, NotedEstimator] = {}
+    images: dict[str, dict[str, Any]] = {}
     for name in (result.get("predictions") or {}).get(key) or {}:
         if name not in BENCHMARKS.names() or model.frame(name) is None:
             continue
         benchmark = BENCHMARKS.get(name)
-        note = subset_note(model.benchmark_info(name).get("subset"))
+        info = model.benchmark_info(name)
+        note = subset_note(info.get("subset"))
         for label, estimator in model.headlines_of(
             benchmark, recorded_protocol(result, name, benchmark)
         ).items():
             out[label] = (estimator, note)
-    return out
+            images[label] = benchmark_images(info)
+    return out, images
 
 
 def analyze(
@@ -110,10 +116,11 @@ def analyze(
     run_models = RunModels(results, frames)
     analysis = Analysis(chosen)
     built: dict[str, dict[str, NotedEstimator]] = {}
+    images: dict[str, dict[str, dict[str, Any]]] = {}
     for index, result in enumerate(results):
         own = settings or run_settings(result)
         for key in result.get("predictions") or {}:
-            estimators = _model_estimators(result, key, run_models, index)
+            estimators, images[key] = _model_estimators(result, key, run_models, index)
             if estimators:
                 analysis.intervals[key] = intervals_of(estimators, own)
                 built[key] = estimators
@@ -124,7 +131,7 @@ def analyze(
                     if spec is not None and "intervals" in probe:
                         probe["intervals"] = spec.probe_intervals(probe, settings.confidence_level)
     if len(built) > 1:
-        analysis.comparisons = compare_models(built, chosen)
+        analysis.comparisons = compare_models(built, chosen, images)
     analysis.published = [c.to_dict() for c in published_comparisons(results, chosen, run_models)]
     analysis.findings = [
         {

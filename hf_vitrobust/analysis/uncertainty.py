@@ -65,6 +65,7 @@ from .headlines import (
     headline_name,
 )
 from .predictions import with_derived_columns
+from .image_identity import images_differ
 from .protocols import CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
 
 #: The default target half-width of "samples needed", in the headline's own units (points for percentages).
@@ -349,18 +350,29 @@ def run_settings(result: Mapping[str, Any], **overrides: Any) -> UncertaintySett
 
 # --------------------------------------------------------------------------------------------- comparisons
 def compare_models(
-    models: Mapping[str, Mapping[str, NotedEstimator]], settings: UncertaintySettings
+    models: Mapping[str, Mapping[str, NotedEstimator]],
+    settings: UncertaintySettings,
+    images: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """Every pair of models (in the given order, A before B) on every headline both have: A - B over the samples
     both saw, its paired-bootstrap interval, the p-value (McNemar's exact test for accuracies, else the bootstrap's),
-    and whether the difference is resolved at the level after Holm's correction over all comparisons."""
+    and whether the difference is resolved at the level after Holm's correction over all comparisons.
+
+    `images`: model -> headline -> the images its sample ids stand for (`image_identity.benchmark_images`); where
+    two models' differ (a generated run against a run of files, two seeds), the headline is not compared, with
+    the reason, since pairing by sample id would pair different images."""
     rows: list[dict[str, Any]] = []
     for a, b in combinations(list(models), 2):
         for label in models[a]:
+    images = images or {}
             if label not in models[b]:
                 continue
             (estimator_a, note), (estimator_b, _) = models[a][label], models[b][label]
             try:
+            differ = images_differ((images.get(a) or {}).get(label, {}), (images.get(b) or {}).get(label, {}))
+            if differ is not None:
+                rows.append({"a": a, "b": b, "headline": label, "skipped": differ})
+                continue
                 comparison = paired_comparison(
                     estimator_a,
                     estimator_b,

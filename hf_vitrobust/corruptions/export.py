@@ -317,8 +317,10 @@ def corrupt_image_folder(
     """Corrupt every image of `source/<class>/<file>` with each corruption at each severity.
 
     Writes what `write_corrupted_images` writes; the class folders keep their names, each file keeps its name, and
-    an image's sample id (its corruption seed) is its index in the sorted file list. Everything is validated before
-    any image is read. With `crop=None`, images of different sizes are corrupted in separate stacks.
+    an image's corruption is seeded by the stable hash of its path under `source` ("<class>/<file>", the sample
+    id the data layer gives it), so the files written here are pixel for pixel the images a run generates on the
+    fly from the same folder with the same seed (`generated:<folder>`). Everything is validated before any image
+    is read. With `crop=None`, images of different sizes are corrupted in separate stacks.
     """
     check_export_request(corruptions, severities, batch_size, output_format, jpeg_quality)
     samples = list_image_folder(source)
@@ -327,11 +329,11 @@ def corrupt_image_folder(
             class_name=class_name,
             file_name=path.name,
             relative_path=path.relative_to(source).as_posix(),
-            sample_index=index,
+            sample_index=stable_sample_index(path.relative_to(source).as_posix()),
             image=lambda path=path: load_image(path, resize, crop),
             origin=str(path),
         )
-        for index, (class_name, path) in enumerate(samples)
+        for class_name, path in samples
     )
     return write_corrupted_images(
         items,

@@ -139,3 +139,23 @@ def test_writer_reads_a_stream_once_and_groups_sizes(tmp_path):
     assert correlation(102) > 0.3 and abs(correlation(2)) < 0.1 and abs(correlation(100)) < 0.1
     with pytest.raises(ValueError, match="No corruptions"):
         write_corrupted_images(stream(), tmp_path, [])
+
+
+def test_the_written_files_are_the_images_a_run_generates_from_the_same_folder(image_folder, tmp_path):
+    """`vitrobust corrupt` and a run's `generated:<folder>` seed each image by its sample id ("<class>/<file>"), so
+    with one seed they give the same pixels (issue 38, point 10): random corruptions included, each file the JPEG-85
+    round trip a generated image also takes. Before, the folder export seeded by the file's index in the list."""
+    from hf_vitrobust.data.loading import load_benchmark
+
+    names = ["gaussian_noise", "impulse_noise", "contrast"]
+    corrupt_image_folder(image_folder, tmp_path, names, [3], seed=5, batch_size=2)
+    generated = load_benchmark("imagenet-c", f"generated:{image_folder}", corruptions=names, severities=[3], seed=5)
+    seen = 0
+    for sample in generated:
+        written = tmp_path / sample.sample_id
+        assert torch.equal(sample.image, decode(written)), sample.sample_id
+        seen += 1
+    assert seen == 3 * 3  # the broken JPEG is skipped by both
+    other = load_benchmark("imagenet-c", f"generated:{image_folder}", corruptions=["gaussian_noise"], severities=[3])
+    first = next(iter(other))
+    assert not torch.equal(first.image, decode(tmp_path / first.sample_id))  # seed 0: other noise
