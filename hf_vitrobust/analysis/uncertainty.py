@@ -64,8 +64,8 @@ from .headlines import (
     TOP1,
     headline_name,
 )
-from .predictions import with_derived_columns
 from .image_identity import images_differ
+from .predictions import with_derived_columns
 from .protocols import CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
 
 #: The default target half-width of "samples needed", in the headline's own units (points for percentages).
@@ -362,17 +362,17 @@ def compare_models(
     two models' differ (a generated run against a run of files, two seeds), the headline is not compared, with
     the reason, since pairing by sample id would pair different images."""
     rows: list[dict[str, Any]] = []
+    images = images or {}
     for a, b in combinations(list(models), 2):
         for label in models[a]:
-    images = images or {}
             if label not in models[b]:
                 continue
-            (estimator_a, note), (estimator_b, _) = models[a][label], models[b][label]
-            try:
             differ = images_differ((images.get(a) or {}).get(label, {}), (images.get(b) or {}).get(label, {}))
             if differ is not None:
                 rows.append({"a": a, "b": b, "headline": label, "skipped": differ})
                 continue
+            (estimator_a, note), (estimator_b, _) = models[a][label], models[b][label]
+            try:
                 comparison = paired_comparison(
                     estimator_a,
                     estimator_b,

@@ -532,7 +532,6 @@ def draw_pgd(data: SeriesData, ax: Axes | None = None) -> Figure | None:
     return ax.figure
 
 
-SPEC = register_probe(
 def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) -> None:
     """Paul & Chen's notebook record is its Adam attack from delta = 0."""
     if params["record"] == "paul-chen-notebook" and (params["method"] != "adam" or params["random_start"]):
@@ -542,9 +541,9 @@ def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) 
         )
 
 
+SPEC = register_probe(
     ProbeSpec(
         name="pgd",
-        probe=pgd_loss_progression,
         value_checks={
             "eps": positive_number,
             "step_size": optional(positive_number),
@@ -552,6 +551,7 @@ def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) 
             "random_start": boolean,
         },
         joint_check=_joint_check,
+        probe=pgd_loss_progression,
         result_type=PGDLossResult,
         selection="correct",
         chunk_size=25,
