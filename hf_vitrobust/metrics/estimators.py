@@ -13,7 +13,9 @@ and a statistic of weights (b, units) -> (b,) that is exactly the metric's formu
 - ECE: each image.
 
 The formulas are the metric modules' (`mce`, `flip_rate`, `ood`, `background_gap`, `calibration`); the tests check
-every estimator at unit weights against them.
+every estimator at unit weights against them. Each estimator knows its support (bounds are clipped to it) and, where
+one holds, its `unit_spread.SpreadBound`: where every bootstrap replicate is equal (all units alike) the interval
+falls back on it rather than on a zero width, and is not estimable without one.
 """
 
 from __future__ import annotations
@@ -32,16 +34,27 @@ from .corruption_cells import _corruption_cell, _corruption_combine
 from .intervals import (
     DEFAULT_CONFIDENCE_LEVEL,
     DEFAULT_NUM_RESAMPLES,
+    NON_NEGATIVE,
+    UNBOUNDED,
+    UNIT_RANGE,
     Interval,
     McNemarResult,
+    Support,
     bootstrap_p_value,
     bootstrap_replicates,
+    clipped_bounds,
+    fallback_method,
     mcnemar_test,
+    not_estimable_note,
     percentile_bounds,
     proportion_interval,
+    replicates_identical,
+    share_fallback_note,
+    unit_share_bound,
     weighted_ratio,
 )
 from .mce import ALEXNET_CORRUPTION_ERRORS
+from .unit_spread import SpreadBound, calibration_spread, cell_spread, mean_spread
 
 UnitStatistic = Callable[[Mapping[str, np.ndarray], np.ndarray], np.ndarray]
 
@@ -61,7 +74,8 @@ class Estimator:
     unit-indexed arrays; statistic(data, weights (b, units)) -> (b,); unit: what a unit is ("image", "clean image",
     ...); num_samples: the samples behind the estimate; scale: 100 for percent; proportion: whether the statistic
     is a proportion of independent units (data["correct"], 0/1 per unit), which gets a Wilson or Clopper-Pearson
-    interval; note: a caveat (samples treated as independent).
+    interval; note: a caveat (samples treated as independent); support: the values the statistic can take, before
+    `scale`; spread: how far it may lie from the estimate when every unit was alike (None: not estimable then).
     """
 
     keys: np.ndarray
@@ -76,6 +90,8 @@ class Estimator:
     #: The name of each stratum (the cell of an unclustered cell table, "ood"/"id"), so that two estimators' units
     #: pair by (key, stratum name) even where one lacks a stratum the other has.
     stratum_labels: tuple[str, ...] = ()
+    support: Support = UNBOUNDED
+    spread: SpreadBound | None = None
 
     def stratum_label(self, stratum: int) -> str:
         return self.stratum_labels[stratum] if self.stratum_labels else str(int(stratum))
@@ -93,6 +109,22 @@ class Estimator:
         """The metric itself (every unit weighted once)."""
         return float(self.values(np.ones((1, len(self.keys))))[0])
 
+    @property
+    def scaled_support(self) -> Support:
+        """`support` in the units of `values` (times `scale`)."""
+        return tuple(None if end is None else end * self.scale for end in self.support)  # type: ignore[return-value]
+
+    def share_offsets(self, confidence_level: float, proportion_method: str) -> tuple[float, float] | None:
+        """(low, high) offsets from the estimate, times `scale`, that a share of units up to
+        `intervals.unit_share_bound` (by `proportion_method`) differing from units all alike allows; None where no
+        `spread` holds."""
+        found = (
+            None
+            if self.spread is None or not len(self.keys)
+            else self.spread(self.data, lambda n: unit_share_bound(n, confidence_level, proportion_method))
+        )
+        return None if found is None else (self.scale * found[0], self.scale * found[1])
+
     def interval(
         self,
         confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
@@ -102,7 +134,9 @@ class Estimator:
         proportion_method: str = "wilson",
     ) -> Interval:
         """The estimate's interval: Wilson / Clopper-Pearson for a proportion, else the percentile bootstrap over
-        the units (within strata)."""
+        the units (within strata), clipped to the support. Where every replicate is equal, the `share_offsets` by
+        `proportion_method` around the estimate (method "percentile bootstrap with <method> fallback"), or no
+        bounds where none hold; the note says which."""
         if self.proportion:
             correct = self.data["correct"]
             interval = proportion_interval(
@@ -113,14 +147,24 @@ class Estimator:
         if not sizes:
             return Interval(None, None, None, float(confidence_level), "percentile bootstrap", 0, self.unit)
         replicates = bootstrap_replicates(self.values, sizes, num_resamples, seed)
-        low, high = percentile_bounds(replicates, confidence_level)
         estimate = self.estimate
+        method, fallback_note = "percentile bootstrap", None
+        low, high = percentile_bounds(replicates, confidence_level)
+        if replicates_identical(replicates) and np.isfinite(estimate):
+            offsets = self.share_offsets(confidence_level, proportion_method)
+            if offsets is None:
+                low, high, fallback_note = None, None, not_estimable_note()
+            else:
+                low, high = estimate + offsets[0], estimate + offsets[1]
+                method = fallback_method(method, proportion_method)
+                fallback_note = share_fallback_note(proportion_method)
+        low, high = clipped_bounds(low, high, self.scaled_support)
         return Interval(
             estimate=estimate if np.isfinite(estimate) else None,
             low=low,
             high=high,
             confidence_level=float(confidence_level),
-            method="percentile bootstrap",
+            method=method,
             num_samples=self.num_samples,
             unit=self.unit,
             num_units=len(self.keys),
@@ -128,7 +172,7 @@ class Estimator:
             seed=int(seed),
             note=self.note,
             scale=self.scale,
-        )
+        ).with_note(fallback_note)
 
     def restricted(self, keys: Sequence[Hashable], strata: Sequence[int] | None = None) -> Estimator:
         """The estimator over the units with these keys only, in the order of `keys` (which must keep strata
@@ -161,6 +205,8 @@ def _cell_estimator(
     unit: str,
     scale: float,
     independent_unit: str = "sample",
+    support: Support = UNBOUNDED,
+    value_range: Support = UNIT_RANGE,
 ) -> Estimator:
     cells = table.cells
 
@@ -180,6 +226,8 @@ def _cell_estimator(
         scale=scale,
         note=None if table.clustered else INDEPENDENT_NOTE,
         stratum_labels=() if table.clustered else tuple(str(cell) for cell in table.cells),
+        support=support,
+        spread=cell_spread(combine, cells, value_range),
     )
 
 
@@ -206,6 +254,8 @@ def accuracy_estimator(correct: Sequence[bool] | np.ndarray, keys: Sequence[Any]
         num_samples=len(correct),
         scale=100.0,
         proportion=True,
+        support=UNIT_RANGE,
+        spread=mean_spread("correct", UNIT_RANGE),
     )
 
 
@@ -215,10 +265,12 @@ def mean_estimator(
     *,
     unit: str = "image",
     scale: float = 1.0,
+    value_range: Support = UNBOUNDED,
 ) -> Estimator:
     """The mean of one value per unit (a probe's per-image number: an accuracy averaged over masking ratios, a
     feature statistic), bootstrapped over the units; `scale` multiplies it (100 for a mean of 0/1 in percent).
-    Units whose value is not finite are left out."""
+    `value_range`: the values a unit can take (the support; a bounded one gives the all-alike fallback). Units
+    whose value is not finite are left out."""
     values = np.asarray(values, dtype=np.float64)
     keys_array = np.asarray(np.arange(len(values)) if keys is None else keys).astype(str)
     if keys_array.shape != values.shape:
@@ -240,6 +292,8 @@ def mean_estimator(
         unit=unit,
         num_samples=int(kept.sum()),
         scale=scale,
+        support=value_range,
+        spread=mean_spread("value", value_range),
     )
 
 
@@ -283,7 +337,8 @@ def corruption_estimators(
             continue  # CIFAR-C names outside ImageNet-C's table: no mCE
         if name == "mce" and not present_standard:
             continue
-        out[name] = _cell_estimator(table, _corruption_combine(name), "clean image", 1.0)
+        support = (0.0, 100.0) if name.endswith("top1") else NON_NEGATIVE  # percent accuracies; errors
+        out[name] = _cell_estimator(table, _corruption_combine(name), "clean image", 1.0, support=support)
     if clean_keys is None or clean_wrong is None or clean_wrong_keys is None or not present_standard:
         return out
     if not names <= set(ALEXNET_CORRUPTION_ERRORS):
@@ -307,6 +362,7 @@ def corruption_estimators(
         num_samples=table.num_samples,
     )
     out["relative_mce"] = _cell_estimator(with_clean, _corruption_combine("relative_mce"), "clean image", 1.0)
+    # (no support: a corruption can cost less than the clean error, so the relative mCE can be negative)
     return out
 
 
@@ -317,17 +373,21 @@ def flip_rate_estimator(
     sample_ids: Sequence[Any],
     clean_keys: Sequence[Any] | None = None,
     scale: float = 100.0,
+    value_range: Support = UNBOUNDED,
 ) -> Estimator:
     """ImageNet-P's unnormalised mFR (or mT5D with per-sequence distances and scale 1): the mean over the test
     perturbations present of each one's mean over its sequences (`flip_rate.flip_rates`), bootstrapped over the
-    clean images behind the sequences (`clean_keys`), else over sequences within each perturbation."""
+    clean images behind the sequences (`clean_keys`), else over sequences within each perturbation. Non-negative;
+    `value_range`: the values one sequence can take (flip probabilities: [0, 1]), for the all-alike fallback."""
 
     def combine(means: np.ndarray, cells: list[Hashable]) -> np.ndarray:
         columns = [i for i, cell in enumerate(cells) if cell in TEST_PERTURBATIONS]
         return means[:, columns].mean(axis=1) if columns else np.full(len(means), np.nan)
 
     table = cell_table(sequence_flips, np.asarray(perturbations, dtype=str), sample_ids, clean_keys)
-    return _cell_estimator(table, combine, "clean image", scale, independent_unit="sequence")
+    return _cell_estimator(
+        table, combine, "clean image", scale, "sequence", support=NON_NEGATIVE, value_range=value_range
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- ImageNet-9
@@ -355,7 +415,7 @@ def background_gap_estimator(
         np.asarray(sample_ids, dtype=str)[keep],
         keys,
     )
-    return _cell_estimator(table, combine, "foreground image", 100.0)
+    return _cell_estimator(table, combine, "foreground image", 100.0, support=(-1.0, 1.0))
 
 
 # ---------------------------------------------------------------------------------------------------- ImageNet-O
@@ -402,6 +462,7 @@ def aupr_estimator(
         unit="image",
         num_samples=len(scores),
         scale=100.0,
+        support=UNIT_RANGE,  # no spread: the AUPR of units all alike is not estimable
     )
 
 
@@ -431,6 +492,8 @@ def ece_estimator(
         unit="image",
         num_samples=len(bins),
         scale=100.0,
+        support=UNIT_RANGE,
+        spread=calibration_spread,
     )
 
 
@@ -461,10 +524,13 @@ def paired_comparison(
     *,
     num_resamples: int = DEFAULT_NUM_RESAMPLES,
     seed: int = 0,
+    proportion_method: str = "wilson",
 ) -> Comparison:
     """A's estimate minus B's over the units both have (same key and stratum), with one set of bootstrap weights
     for both, so the interval reflects the pairing. The p-value is McNemar's for accuracies (`proportion`), else
-    the bootstrap's. Identical models give 0 with a degenerate [0, 0] interval."""
+    the bootstrap's. Where every replicate is equal (identical models, or units all alike) the interval falls back
+    on both estimators' `share_offsets`: A - B lies in [d + lowA - highB, d + highA - lowB] (a differing unit may
+    move A and B either way), or has no bounds where either has none."""
     b_stratum = {(key, b.stratum_label(s)): int(s) for key, s in zip(b.keys.tolist(), b.strata, strict=True)}
     shared_pairs = [
         (key, int(s), b_stratum[key, a.stratum_label(s)])
@@ -482,6 +548,16 @@ def paired_comparison(
         lambda weights: a_shared.values(weights) - b_shared.values(weights), sizes, num_resamples, seed
     )
     low, high = percentile_bounds(replicates, confidence_level)
+    method, fallback_note = "paired percentile bootstrap", None
+    if replicates_identical(replicates) and np.isfinite(difference):
+        offsets_a = a_shared.share_offsets(confidence_level, proportion_method)
+        offsets_b = b_shared.share_offsets(confidence_level, proportion_method)
+        if offsets_a is None or offsets_b is None:
+            low, high, fallback_note = None, None, not_estimable_note()
+        else:
+            low, high = difference + offsets_a[0] - offsets_b[1], difference + offsets_a[1] - offsets_b[0]
+            method = fallback_method(method, proportion_method)
+            fallback_note = share_fallback_note(proportion_method)
     mcnemar = None
     p_value = bootstrap_p_value(replicates)
     if a.proportion and b.proportion:
@@ -492,7 +568,7 @@ def paired_comparison(
         low=low,
         high=high,
         confidence_level=float(confidence_level),
-        method="paired percentile bootstrap",
+        method=method,
         num_samples=a_shared.num_samples,
         unit=a.unit,
         num_units=len(shared),
@@ -500,7 +576,7 @@ def paired_comparison(
         seed=int(seed),
         note=a.note,
         scale=a.scale,
-    )
+    ).with_note(fallback_note)
     return Comparison(interval, float(p_value), mcnemar, len(shared))
 
 

@@ -12,6 +12,14 @@
   Holm's step-down correction over a family of comparisons (`holm_adjust`).
 - `samples_needed`: how many samples a target half-width takes.
 
+Two guards keep an interval from claiming more than the data allow. Each quantity has a support (`Support`: an
+accuracy [0, 1], a norm or an error [0, inf)), and its bounds are clipped to it (`clip_to_support`); a percentile
+bootstrap stays inside by construction, a Student-t interval need not. And where every bootstrap replicate is equal
+(`replicates_identical`: every unit alike, e.g. 8 images all wrong on every cell) or a sample's standard deviation is
+0, the spread seen is no evidence of certainty: the interval falls back to the range the quantity can take when a
+share of the units up to `unit_share_bound` (the Wilson or Clopper-Pearson upper bound at 0 of n units) differs
+from the units seen (docs/protocols.md, "Confidence intervals").
+
 The draws are `numpy.random.Generator.integers(0, n, (b, n))` per stratum and batch, as `scipy.stats.bootstrap`
 draws them, so with one batch (at most `MAX_DRAWS_PER_BATCH` indices) and the same Generator the replicates are
 scipy's. Everything is seeded; nothing depends on the number of processes (intervals are computed once, on the
@@ -39,6 +47,17 @@ MAX_DRAWS_PER_BATCH = 1 << 24
 
 #: A statistic of resampled units: weights (b, units), how often each unit was drawn, -> (b,) values.
 WeightedStatistic = Callable[[np.ndarray], np.ndarray]
+#: The values a quantity can take, (low, high), None for an unbounded side: clipping bounds of its intervals.
+Support = tuple[float | None, float | None]
+UNBOUNDED: Support = (None, None)
+NON_NEGATIVE: Support = (0.0, None)
+UNIT_RANGE: Support = (0.0, 1.0)
+#: Replicates whose spread is at most this share of their size (at least 1) count as all equal (float rounding of
+#: a statistic that is constant over the resamples).
+IDENTICAL_TOLERANCE = 1e-9
+#: What a zero spread was: of a bootstrap's replicates, or of a mean's values.
+EQUAL_REPLICATES = "every bootstrap replicate was equal"
+EQUAL_VALUES = "every image gave the same value"
 
 
 def check_confidence_level(confidence_level: float) -> float:
@@ -252,44 +271,69 @@ def proportion_interval_dicts(
     ]
 
 
-def mean_bounds(
-    mean: Any, std: Any, count: Any, confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
-) -> tuple[np.ndarray, np.ndarray]:
-    """Student-t interval bounds of a mean over `count` independent images, vectorised: mean -/+ t * s / sqrt(n),
-    with `std` the sample standard deviation (ddof = 1). For per-point intervals of a probe curve whose values are
-    not proportions (a PGD loss per step, a feature statistic per block); NaN where n < 2."""
-    from scipy.stats import t as student_t
-
-    m = np.asarray(mean, dtype=np.float64)
-    s = np.asarray(std, dtype=np.float64)
-    n = np.asarray(count, dtype=np.float64)
-    level = check_confidence_level(confidence_level)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        half = student_t.ppf(0.5 + 0.5 * level, np.maximum(n - 1.0, 1.0)) * s / np.sqrt(n)
-    half = np.where(n < 2, np.nan, half)
-    return m - half, m + half
+def clip_to_support(low: Any, high: Any, support: Support = UNBOUNDED) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds clipped to the quantity's support (a norm's low bound at 0, an accuracy's high bound at 1), vectorised;
+    NaN stays NaN."""
+    floor = -np.inf if support[0] is None else float(support[0])
+    ceiling = np.inf if support[1] is None else float(support[1])
+    return np.clip(np.asarray(low, dtype=np.float64), floor, ceiling), np.clip(
+        np.asarray(high, dtype=np.float64), floor, ceiling
+    )
 
 
-def mean_interval_dicts(
-    means: Any, stds: Any, counts: Any, confidence_level: float, unit: str = "image"
-) -> list[dict[str, Any]]:
-    """One Student-t `Interval` dict per point of a curve of means (`mean_bounds`: s the sample standard deviation,
-    ddof 1, of the point's n records; low and high None for a point of one record), e.g. a PGD loss per step."""
-    low, high = mean_bounds(means, stds, counts, confidence_level)
-    return [
-        Interval(
-            estimate=float(mean),
-            low=float(lo) if np.isfinite(lo) else None,
-            high=float(hi) if np.isfinite(hi) else None,
-            confidence_level=confidence_level,
-            method="student-t",
-            num_samples=int(n),
-            unit=unit,
-        ).to_dict()
-        for mean, n, lo, hi in zip(
-            np.asarray(means, dtype=np.float64), np.asarray(counts), low, high, strict=True
-        )
-    ]
+def clipped_bounds(
+    low: float | None, high: float | None, support: Support
+) -> tuple[float | None, float | None]:
+    """`clip_to_support` of one interval's bounds, None kept as None."""
+    if low is None or high is None:
+        return low, high
+    clipped_low, clipped_high = clip_to_support(low, high, support)
+    return float(clipped_low), float(clipped_high)
+
+
+def replicates_identical(replicates: np.ndarray) -> bool:
+    """Whether every finite bootstrap replicate is equal (to float rounding): the resamples saw no spread, as when
+    every unit is alike."""
+    finite = np.asarray(replicates, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0:
+        return False
+    spread = float(finite.max() - finite.min())
+    return spread <= IDENTICAL_TOLERANCE * max(1.0, float(np.abs(finite).max()))
+
+
+def unit_share_bound(
+    num_units: Any, confidence_level: float = DEFAULT_CONFIDENCE_LEVEL, method: str = "wilson"
+) -> np.ndarray:
+    """The largest share of the population's units that may differ from n units seen all alike: the upper bound
+    of a proportion at 0 successes of n, by `method` (Wilson z^2 / (n + z^2); Clopper-Pearson 1 - (alpha/2)^(1/n)),
+    vectorised. A quantity that is a mean over units of a value in [a, b], seen equal to c on every unit, then lies
+    in [c - eps (c - a), c + eps (b - c)]: at a = c = 0 this is the proportion's own interval at 0 of n."""
+    n = np.asarray(num_units, dtype=np.float64)
+    return proportion_bounds(np.zeros_like(n), n, confidence_level, method)[1]
+
+
+def fallback_method(method: str, proportion_method: str) -> str:
+    """The `method` an interval records when its zero spread fell back on `unit_share_bound`."""
+    return f"{method} with {proportion_method} fallback"
+
+
+def is_fallback(method: str) -> bool:
+    """Whether an interval's `method` is a `fallback_method` (whose width shrinks as 1/n, not 1/sqrt(n))."""
+    return method.endswith(" fallback")
+
+
+def share_fallback_note(proportion_method: str, spread: str = EQUAL_REPLICATES) -> str:
+    """The caveat of an interval whose zero `spread` fell back on `unit_share_bound`."""
+    return (
+        f"{spread} (the units all alike), so the bounds are the quantity's range when up to the "
+        f"{proportion_method} upper bound at 0 of n units differ from them"
+    )
+
+
+def not_estimable_note(spread: str = EQUAL_REPLICATES) -> str:
+    """The caveat of an interval left out because its zero `spread` has no bounded range to fall back on."""
+    return f"{spread} and the quantity has no bounded range per unit, so its interval is not estimable"
 
 
 # ------------------------------------------------------------------------------------------------------ bootstrap
@@ -359,13 +403,20 @@ def bootstrap_interval(
     num_samples: int | None = None,
     unit: str = "sample",
     scale: float = 1.0,
+    support: Support = UNBOUNDED,
 ) -> Interval:
     """The percentile-bootstrap interval of `statistic`, whose estimate is the statistic at unit weights 1 (the
-    sample itself), times `scale`."""
+    sample itself), clipped to its `support`, times `scale`. Where every replicate is equal a statistic known only
+    as a function of weights has no range to fall back on: its bounds are None, with a note
+    (`metrics.estimators.Estimator` falls back on `unit_share_bound` where it knows the range)."""
     total = int(num_units) if np.ndim(num_units) == 0 else int(sum(num_units))
     estimate = float(np.asarray(statistic(np.ones((1, total))), dtype=np.float64)[0])
     replicates = bootstrap_replicates(statistic, num_units, num_resamples, seed)
-    low, high = percentile_bounds(replicates, confidence_level)
+    note = None
+    if replicates_identical(replicates):
+        low, high, note = None, None, not_estimable_note()
+    else:
+        low, high = clipped_bounds(*percentile_bounds(replicates, confidence_level), support)
     return Interval(
         estimate=estimate if math.isfinite(estimate) else None,
         low=low,
@@ -377,6 +428,7 @@ def bootstrap_interval(
         num_units=total,
         num_resamples=int(num_resamples),
         seed=int(seed),
+        note=note,
     ).scaled(scale)
 
 
@@ -447,7 +499,8 @@ def samples_needed(interval: Interval, target_half_width: float) -> int | None:
     """How many samples would give `interval`'s estimate a half-width of `target_half_width` (in the interval's
     units). Proportions: the normal approximation n = z^2 p (1 - p) / h^2 at the observed p; bootstrap intervals:
     the width shrinks as 1 / sqrt(n), so n = n_now (h_now / h)^2, counted in the interval's resampling units (clean
-    images of ImageNet-C, sequences' clean images of ImageNet-P: what `--limit` counts), else in samples.
+    images of ImageNet-C, sequences' clean images of ImageNet-P: what `--limit` counts), else in samples; a
+    `fallback_method` interval (`unit_share_bound`, about z^2 / n wide) shrinks as 1 / n: n = n_now h_now / h.
     None where the interval is undefined, or degenerate (zero width) for a bootstrap."""
     if target_half_width <= 0:
         raise ValueError(f"target_half_width must be > 0, got {target_half_width}.")
@@ -465,16 +518,24 @@ def samples_needed(interval: Interval, target_half_width: float) -> int | None:
     if now <= 0:
         return None
     current = interval.num_samples if interval.num_units is None else interval.num_units
-    return max(1, math.ceil(current * (now / target_half_width) ** 2))
+    power = 1 if is_fallback(interval.method) else 2
+    return max(1, math.ceil(current * (now / target_half_width) ** power))
 
 
 __all__ = [
     "DEFAULT_CONFIDENCE_LEVEL",
     "DEFAULT_NUM_RESAMPLES",
+    "EQUAL_REPLICATES",
+    "EQUAL_VALUES",
+    "IDENTICAL_TOLERANCE",
     "MAX_DRAWS_PER_BATCH",
+    "NON_NEGATIVE",
     "PROPORTION_METHODS",
+    "UNBOUNDED",
+    "UNIT_RANGE",
     "Interval",
     "McNemarResult",
+    "Support",
     "WeightedStatistic",
     "bootstrap_interval",
     "bootstrap_p_value",
@@ -482,16 +543,22 @@ __all__ = [
     "bootstrap_weights",
     "check_confidence_level",
     "check_interval_options",
+    "clip_to_support",
+    "clipped_bounds",
     "clopper_pearson_bounds",
+    "fallback_method",
     "holm_adjust",
+    "is_fallback",
     "mcnemar_test",
-    "mean_bounds",
-    "mean_interval_dicts",
+    "not_estimable_note",
     "percentile_bounds",
     "proportion_bounds",
     "proportion_interval",
     "proportion_interval_dicts",
+    "replicates_identical",
     "samples_needed",
+    "share_fallback_note",
+    "unit_share_bound",
     "weighted_ratio",
     "wilson_bounds",
     "z_value",

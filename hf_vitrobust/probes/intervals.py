@@ -1,7 +1,8 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """The per-point intervals over images of a merged probe dict (see `probes.spec`): interval curves of proportions
 (Wilson, from counts; `counts_from_means` recovers the counts behind a mean of 0/1 values) and of means (Student-t,
-from the sample standard deviation), and `interval_entry`, the "intervals" a probe's `intervals_fn` returns."""
+from the sample standard deviation, clipped to the values' support), and `interval_entry`, the "intervals" a
+probe's `intervals_fn` returns."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..metrics.intervals import DEFAULT_CONFIDENCE_LEVEL, mean_bounds, proportion_bounds
+from ..metrics.intervals import (
+    DEFAULT_CONFIDENCE_LEVEL,
+    EQUAL_VALUES,
+    UNBOUNDED,
+    Support,
+    not_estimable_note,
+    proportion_bounds,
+    share_fallback_note,
+)
+from ..metrics.mean_intervals import mean_bounds, zero_spread
 
 INTERVAL_UNIT = "image"
 
@@ -59,14 +69,26 @@ def sample_std(mean: Any, square_sum: Any, count: Any) -> np.ndarray:
 
 
 def mean_curve(
-    mean: Any, std: Any, count: Any, confidence_level: float = DEFAULT_CONFIDENCE_LEVEL
+    mean: Any,
+    std: Any,
+    count: Any,
+    confidence_level: float = DEFAULT_CONFIDENCE_LEVEL,
+    support: Support = UNBOUNDED,
 ) -> dict[str, Any] | None:
     """The Student-t interval curve {"method", "low", "high"} of means over `count` images with sample standard
-    deviations `std` (any shape; `metrics.intervals.mean_bounds`); None without them."""
+    deviations `std` (any shape; `metrics.mean_intervals.mean_bounds`), clipped to the per-image values' `support`
+    (an L2 norm's (0, None), an error's (0, 1)); None without them. Where some point's images all gave the same
+    value, a "note" says that point has the Wilson share bound (bounded support) or no bounds (NaN)."""
     if mean is None or std is None or count is None:
         return None
-    low, high = mean_bounds(_array(mean), _array(std), _array(count), confidence_level)
-    return {"method": "student-t", "low": low.tolist(), "high": high.tolist()}
+    m, s, n = _array(mean), _array(std), _array(count)
+    low, high = mean_bounds(m, s, n, confidence_level, support)
+    curve: dict[str, Any] = {"method": "student-t", "low": low.tolist(), "high": high.tolist()}
+    if np.any(zero_spread(m, s, n)):
+        bounded = support[0] is not None and support[1] is not None
+        note = share_fallback_note("wilson", EQUAL_VALUES) if bounded else not_estimable_note(EQUAL_VALUES)
+        curve["note"] = f"at some points {note}"
+    return curve
 
 
 def paired_accuracy_curves(
@@ -86,7 +108,8 @@ def paired_accuracy_curves(
     drop, discordant = probe.get("accuracy_drop"), probe.get("num_discordant")
     drop_curve = None
     if drop is not None and discordant is not None and count is not None:
-        drop_curve = mean_curve(drop, sample_std(drop, discordant, count), count, confidence_level)
+        std = sample_std(drop, discordant, count)
+        drop_curve = mean_curve(drop, std, count, confidence_level, support=(-1.0, 1.0))
     return {
         "accuracy": proportion_curve(correct, count, confidence_level),
         f"{reference}_accuracy": proportion_curve(reference_count, count, confidence_level),

@@ -9,9 +9,9 @@ import numpy as np
 from hf_vitrobust.metrics.intervals import (
     DEFAULT_NUM_RESAMPLES,
     check_interval_options,
-    mean_interval_dicts,
 )
 from hf_vitrobust.metrics.loss_progression import loss_progression
+from hf_vitrobust.metrics.mean_intervals import mean_interval_dicts
 
 _DESCRIPTION = """The progression of a loss along an iterative attack: (step, loss) records, one per image and
 step, become the mean and the standard deviation of the loss at each step. Paul & Chen (AAAI 2022) plot this for

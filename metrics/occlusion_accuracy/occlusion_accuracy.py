@@ -9,10 +9,11 @@ import numpy as np
 
 from hf_vitrobust.metrics.intervals import (
     DEFAULT_NUM_RESAMPLES,
+    UNIT_RANGE,
     check_interval_options,
-    mean_interval_dicts,
     proportion_interval_dicts,
 )
+from hf_vitrobust.metrics.mean_intervals import mean_interval_dicts
 from hf_vitrobust.metrics.occlusion_accuracy import occlusion_accuracy
 
 _DESCRIPTION = """The occlusion curve of Paul & Chen ("Vision Transformers are Robust Learners", AAAI 2022): one
@@ -92,5 +93,5 @@ class OcclusionAccuracy(evaluate.Metric):
         return {
             **result,
             "accuracy_interval": proportion_interval_dicts(hits, counts, level, interval_method),
-            "mean_confidence_interval": mean_interval_dicts(mean, std, counts, level),
+            "mean_confidence_interval": mean_interval_dicts(mean, std, counts, level, support=UNIT_RANGE),
         }
