@@ -48,6 +48,7 @@ from ..metrics.intervals import (
     DEFAULT_CONFIDENCE_LEVEL,
     DEFAULT_NUM_RESAMPLES,
     PROPORTION_METHODS,
+    UNIT_RANGE,
     check_confidence_level,
     holm_adjust,
     samples_needed,
@@ -243,13 +244,14 @@ def corruption_headlines(
 def perturbation_headlines(
     benchmark: Benchmark, frame: pd.DataFrame, clean: pd.DataFrame | None, protocol: Mapping[str, str]
 ) -> dict[str, Estimator]:
-    """The unnormalised mFR, resampled over clean images."""
+    """The unnormalised mFR, resampled over clean images (each sequence's flip probability in [0, 1])."""
     difficulty = int(frame["difficulty"].fillna(1).astype(int).iloc[0]) if len(frame) else 1
     names = frame["perturbation"].astype(str).to_numpy()
     sequences = [np.asarray(list(top), dtype=np.int64) for top in frame["frame_top5"]]
     flips, _ = per_sequence_stability(sequences, names.tolist(), difficulty)
     keys = cluster_keys(frame)
-    estimator = flip_rate_estimator(flips, names.tolist(), frame["sample_id"].to_numpy(), keys)
+    ids = frame["sample_id"].to_numpy()
+    estimator = flip_rate_estimator(flips, names.tolist(), ids, keys, value_range=UNIT_RANGE)
     return {headline_name(benchmark.name, MFR): estimator}
 
 
@@ -379,6 +381,7 @@ def compare_models(
                     settings.confidence_level,
                     num_resamples=settings.num_resamples,
                     seed=derived_seed(settings.seed, "compare", label),
+                    proportion_method=settings.proportion_method,
                 )
             except ValueError as error:
                 rows.append({"a": a, "b": b, "headline": label, "skipped": str(error)})
