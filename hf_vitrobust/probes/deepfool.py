@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import torch
 
+from ..metrics.intervals import NON_NEGATIVE
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
@@ -423,7 +424,7 @@ def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, A
     l2_curve = None
     if probe.get("mean_l2") is not None and chosen.size:
         std = float(chosen.std(ddof=1)) if chosen.size > 1 else np.nan
-        l2_curve = mean_curve(probe["mean_l2"], std, int(chosen.size), confidence_level)
+        l2_curve = mean_curve(probe["mean_l2"], std, int(chosen.size), confidence_level, NON_NEGATIVE)
     return interval_entry(
         confidence_level,
         {

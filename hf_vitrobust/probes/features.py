@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ..metrics.intervals import NON_NEGATIVE, UNBOUNDED, Support
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
@@ -360,14 +361,17 @@ def _variance_merge(partials: list) -> dict:
     }
 
 
-def _layer_mean_intervals(key: str, squares_key: str) -> Callable[[Mapping[str, Any], float], dict[str, Any]]:
-    """The intervals function of a per-layer mean over images (`key`) from its per-layer sum of squares."""
+def _layer_mean_intervals(
+    key: str, squares_key: str, support: Support = UNBOUNDED
+) -> Callable[[Mapping[str, Any], float], dict[str, Any]]:
+    """The intervals function of a per-layer mean over images (`key`) from its per-layer sum of squares, clipped to
+    the per-image values' `support`."""
 
     def intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
         mean, squares, count = probe.get(key), probe.get(squares_key), probe.get("num_images")
         curve = None
         if mean is not None and squares is not None and count is not None and len(mean) == len(squares):
-            curve = mean_curve(mean, sample_std(mean, squares, count), count, confidence_level)
+            curve = mean_curve(mean, sample_std(mean, squares, count), count, confidence_level, support)
         return interval_entry(confidence_level, {key: curve})
 
     return intervals
@@ -468,7 +472,7 @@ VARIANCE_SPEC = register_probe(
         uses_labels=False,
         applicable_fn=features_applicable,
         headline=_variance_headline,
-        intervals_fn=_layer_mean_intervals("variance", "variance_square_sum"),
+        intervals_fn=_layer_mean_intervals("variance", "variance_square_sum", NON_NEGATIVE),
         figures={
             "feature_variance": ProbeFigure(
                 draw_feature_variance, "Feature-map variance against normalised depth (Park & Kim Fig. 9)."

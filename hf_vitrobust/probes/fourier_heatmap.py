@@ -44,6 +44,7 @@ from ..corruptions.fourier_basis import (
     window_frequencies,
 )
 from ..metrics.fourier_heatmap import fourier_error_map
+from ..metrics.intervals import UNIT_RANGE
 from ..models.classifier import Classifier
 from .base import (
     DEFAULT_BATCH_SIZE,
@@ -298,7 +299,7 @@ def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, A
     mean, squares = _map_mean(probe), probe.get("map_error_square_sum")
     mean_error = None
     if mean is not None and squares is not None and count is not None:
-        mean_error = mean_curve(mean, sample_std(mean, squares, count), count, confidence_level)
+        mean_error = mean_curve(mean, sample_std(mean, squares, count), count, confidence_level, UNIT_RANGE)
     return interval_entry(
         confidence_level,
         {

@@ -269,6 +269,49 @@ def test_deepfool_intervals_count_the_fooled_among_the_attacked_images(model, da
     assert rows["mean L2 of the perturbation"].endswith("]") and "[" in rows["success rate (%)"]
 
 
+def test_deepfool_mean_l2_is_clipped_at_zero_and_keeps_its_upper_bound():
+    """Issue 38: a norm's interval never goes below 0. Five fooled images, four tiny perturbations and one large:
+    the Student-t interval (scipy) dips below 0; the stored one starts at exactly 0 with the same upper bound. The
+    demo's [-0.008, 0.098] was this case."""
+    norms = np.array([0.001, 0.002, 0.0015, 0.2, 0.003, 0.0])
+    probe = {
+        "success": [1, 1, 1, 1, 1, 0],
+        "clean_correct": [1, 1, 1, 1, 1, 1],
+        "l2_norms": norms.tolist(),
+        "mean_l2": float(norms[:5].mean()),
+        "success_rate": 5 / 6,
+    }
+    low, high = student_t(norms[:5])
+    assert low < 0.0
+    entry = PROBES.get("deepfool").probe_intervals(probe, 0.95)
+    assert entry["mean_l2"]["low"] == 0.0 and entry["mean_l2"]["high"] == pytest.approx(high, abs=1e-12)
+    assert (entry["success_rate"]["low"], entry["success_rate"]["high"]) == pytest.approx(
+        wilson(5, 6), abs=1e-12
+    )
+
+
+def test_an_accuracy_drop_without_discordant_images_is_not_zero_width():
+    """Issue 38: a lesion that changes no prediction has a drop of 0 on every image (s = 0). Its interval is the
+    share bound of a mean of values in [-1, 1], +/- z^2 / (n + z^2) (Wilson at 0 of the n images, written out
+    here), not [0, 0]; a point with discordant images keeps its Student-t interval."""
+    from hf_vitrobust.probes.intervals import paired_accuracy_curves
+
+    probe = {
+        "accuracy_drop": [0.0, 0.25],
+        "num_discordant": [0, 3],
+        "num_correct": [6, 3],
+        "num_baseline_correct": 6,
+    }
+    curves = paired_accuracy_curves(probe, N, "baseline", 0.95)
+    z = stats.norm.ppf(0.975)
+    eps = z * z / (N + z * z)
+    drop = curves["accuracy_drop"]
+    assert (drop["low"][0], drop["high"][0]) == pytest.approx((-eps, eps), abs=1e-12)
+    low, high = student_t([1.0, 1.0, 1.0] + [0.0] * (N - 3))
+    assert (drop["low"][1], drop["high"][1]) == pytest.approx((low, high), abs=1e-12)
+    assert "every image gave the same value" in drop["note"]
+
+
 @pytest.mark.parametrize("name", ["occlusion", "frequency_noise", "pgd", "feature_variance"])
 def test_one_chunk_and_several_chunks_give_the_same_intervals(name, merged):
     one, several, _ = merged[name]
