@@ -53,6 +53,7 @@ import torch
 import torch.nn.functional as F
 
 from ..corruptions.randomness import uniform
+from ..metrics.intervals import NON_NEGATIVE
 from ..metrics.loss_progression import loss_progression
 from ..models.classifier import Classifier
 from .base import (
@@ -455,7 +456,7 @@ def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, A
     loss_curve = None
     if losses.ndim == 2 and losses.shape[1] == mean.size and mean.size and losses.shape[0] == count:
         std = losses.std(axis=0, ddof=1) if count > 1 else np.full(mean.size, np.nan)
-        loss_curve = mean_curve(mean, std, count, confidence_level)
+        loss_curve = mean_curve(mean, std, count, confidence_level, NON_NEGATIVE)
     fooled = probe.get("num_fooled")
     if fooled is None:
         fooled = counts_from_means(probe.get("success_rate"), count)
