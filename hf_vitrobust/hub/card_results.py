@@ -71,7 +71,9 @@ def model_names(results: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], s
     return names
 
 
-def _same_model(spec: Any, own: Sequence[str]) -> bool:
+def same_model(spec: Any, own: Sequence[str]) -> bool:
+    """Whether a recorded model spec names one of `own` (specs of the pushed checkpoint): equal, or the same
+    existing folder by another path."""
     if not isinstance(spec, str) or not spec:
         return False
     for candidate in own:
@@ -115,7 +117,7 @@ def eval_results(
             url = f"https://huggingface.co/{repo_id}/blob/main/results/{run}/results.json"
             source = {"name": f"hf_vitrobust results ({run})", "url": url}
         for key, per_benchmark in (result.get("metrics") or {}).items():
-            is_own = model_name is not None and _same_model(specs.get((position, key)), own)
+            is_own = model_name is not None and same_model(specs.get((position, key)), own)
             name = model_name if is_own else names[(position, key)]
             entry = index.setdefault(name, {"name": name, "results": []})
             for benchmark, metrics in per_benchmark.items():
@@ -230,4 +232,5 @@ __all__ = [
     "interval_rows",
     "model_names",
     "run_name",
+    "same_model",
 ]

@@ -100,7 +100,7 @@ def _render(template: str, **variables: Any) -> str:
     return environment.get_template(template).render(**variables)
 
 
-def _suite_argument(result: Mapping[str, Any]) -> str:
+def suite_argument(result: Mapping[str, Any]) -> str:
     """`--suite` of a run: a shipped suite's name, else the path of the suite file it read."""
     suite = result.get("suite") or {}
     name = str((result.get("settings") or {}).get("suite") or suite.get("name") or "demo")
@@ -113,11 +113,13 @@ def _suite_argument(result: Mapping[str, Any]) -> str:
     return str(path)
 
 
-def reproduce_command(result: Mapping[str, Any], *, model_specs: Mapping[str, str] | None = None) -> str:
+def reproduce_command(
+    result: Mapping[str, Any], *, model_specs: Mapping[str, str] | None = None, suite: str | None = None
+) -> str:
     """The `vitrobust evaluate` command that reproduces a results.json's numbers: its models' specs (each replaced
     by `model_specs[spec]` where given, e.g. a checkpoint folder by the repository it is pushed to), the suite's
-    name or file, the data sources that were given, the protocol choices the suite does not make, the image
-    limit and precision when set, and the seed."""
+    name or file (`suite` where given: the suite file staged with the run), the data sources that were given, the
+    protocol choices the suite does not make, the image limit and precision when set, and the seed."""
     import shlex
 
     settings = result.get("settings") or {}
@@ -126,7 +128,7 @@ def reproduce_command(result: Mapping[str, Any], *, model_specs: Mapping[str, st
     words = ["vitrobust", "evaluate"]
     for spec in specs:
         words += ["--model", model_specs.get(spec, spec)]
-    words += ["--suite", _suite_argument(result)]
+    words += ["--suite", suite or suite_argument(result)]
     for benchmark, source in sorted((settings.get("data") or {}).items()):
         words += ["--data", f"{benchmark}={source}"]
     declared = (result.get("suite") or {}).get("benchmarks") or {}
@@ -209,6 +211,7 @@ def _results_sections(
     results: Sequence[Mapping[str, Any]],
     names: Mapping[tuple[int, str], str],
     model_specs: Mapping[str, str] | None = None,
+    suite_files: Mapping[str, str] | None = None,
 ):
     sections = []
     for position, result in enumerate(results):
@@ -239,7 +242,9 @@ def _results_sections(
                 "description": " ".join(str(suite.get("description") or "").split()),
                 "created": result.get("created"),
                 "version": result.get("hf_vitrobust_version"),
-                "command": reproduce_command(result, model_specs=model_specs),
+                "command": reproduce_command(
+                    result, model_specs=model_specs, suite=(suite_files or {}).get(run_name(result))
+                ),
                 "provenance": provenance_note(result),
                 "complete": result.get("complete", True),
                 "headlines": headlines,
@@ -308,6 +313,7 @@ def render_model_card(
     license: str | None = None,
     own_specs: Sequence[str] = (),
     predictions_repo: str | None = None,
+    suite_files: Mapping[str, str] | None = None,
 ) -> str:
     """A README.md (YAML metadata + Markdown) for a checkpoint and/or evaluation results.
 
@@ -318,7 +324,8 @@ def render_model_card(
     for a checkpoint that started from pretrained weights. `own_specs`: model specs (e.g. the checkpoint's folder)
     that the results name this repository's model by; results of other models keep their own names.
     `predictions_repo`: the dataset repo holding the runs' per-sample predictions
-    (`hf_vitrobust.hub.predictions_dataset`), linked from the card.
+    (`hf_vitrobust.hub.predictions_dataset`), linked from the card. `suite_files`: run name -> the path, in the
+    repo, of the suite file staged with that run, which its reproduce command names.
     """
     from .. import __version__
 
@@ -387,7 +394,7 @@ def render_model_card(
         training=_training_section(summary)
         if summary and (summary.get("recipe") or summary.get("history"))
         else None,
-        runs=_results_sections(results, names, _pushed_specs(own_specs, repo_id)),
+        runs=_results_sections(results, names, _pushed_specs(own_specs, repo_id), suite_files),
         reproduction=reproduction,
         limitations=_limitations(summary, results),
         citations=citations,
@@ -471,5 +478,6 @@ __all__ = [
     "provenance_note",
     "render_model_card",
     "reproduce_command",
+    "suite_argument",
     "templates_dir",
 ]

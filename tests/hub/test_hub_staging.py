@@ -127,6 +127,7 @@ def test_model_stage_holds_exactly_the_checkpoint_the_runs_and_the_card(checkpoi
             "figures",
         }:
             expected.add(f"results/{run}/{relative.as_posix()}")
+    expected.add(f"results/{run}/suite.yaml")  # the run read its own suite file: the card's command names it
     expected.add("README.md")
     assert _relative(stage, files) == expected
     assert _relative(stage, (p for p in stage.rglob("*") if p.is_file())) == expected
