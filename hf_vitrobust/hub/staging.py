@@ -26,6 +26,7 @@ import yaml
 from .card_results import run_name
 from .cards import metric_space_readme, render_model_card
 from .model_repo import ImageProcessorSpec, StagingError, checkpoint_kind, make_self_contained, plan_processor
+from .published_runs import name_own_models, staged_suite, suite_yaml
 from .verify import verify_model_stage
 
 # What a run folder contributes to an upload (`.work/`, resumable state and anything else stay home).
@@ -119,9 +120,13 @@ def stage_model(
     AlterNet gets its remote code and `auto_map`; a folder without an image processor gets one from its
     `training_summary.json` or from `image_processor` (which replaces the checkpoint's), else it is refused
     (StagingError). `results`: evaluation run folders (or their results.json); each goes to `results/<run folder
-    name>/` with results.json, predictions/, figures/, report.md and report.html (never `.work/`). README.md is
-    rendered from both (`render_model_card`; `predictions_repo`: the dataset repo of the runs' predictions, linked
-    from the card).
+    name>/` with results.json, predictions/, figures/, report.md and report.html (never `.work/`), and the run's
+    suite as `suite.yaml` where it read a suite file of its own (a shipped suite is named by its name). With
+    `repo_id`, a run's model whose spec is the checkpoint's folder is named `repo_id` in the staged results.json
+    (its key and spec stay: they record what was evaluated), so the card and the Space leaderboard show the repo
+    id (`published_runs`). README.md is rendered from both (`render_model_card`; its reproduce commands name the
+    repo id and the staged suite; `predictions_repo`: the dataset repo of the runs' predictions, linked from the
+    card).
 
     Everything is staged in a temporary folder first; with `verify` (the default) a staged checkpoint must load
     and run where hf_vitrobust cannot be imported and give the original's logits (`verify.verify_model_stage`).
@@ -146,6 +151,10 @@ def stage_model(
             checkpoint, summary if (checkpoint / "training_summary.json").is_file() else None, image_processor
         )
     loaded = load_results(list(results)) if results else []
+    own = [str(checkpoint), str(checkpoint.resolve())] if checkpoint is not None else []
+    # In the repo, the pushed checkpoint is named by the repo id; a run's own suite file goes with it.
+    published = [name_own_models(result, own, repo_id) for result in loaded]
+    suites = [staged_suite(result, own, repo_id) for result in published]
     runs = [Path(result["_source"]).parent for result in loaded]
     names = [run_name(result) for result in loaded]
     if len(set(names)) != len(names):
@@ -170,22 +179,30 @@ def stage_model(
                 else:
                     shutil.copy2(item, temp / item.name)
             make_self_contained(temp, kind, processor)
-        for run, name in zip(runs, names, strict=True):
+        suite_files = {}
+        for run, name, original, result, suite in zip(runs, names, loaded, published, suites, strict=True):
             target = temp / "results" / name
             target.mkdir(parents=True)
             for file_name in RESULTS_FILES:
                 if (run / file_name).is_file():
                     shutil.copy2(run / file_name, target / file_name)
+            if result != original:  # an own model renamed: the staged results.json says so
+                stored = {key: value for key, value in result.items() if key != "_source"}
+                (target / "results.json").write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+            if suite is not None:
+                file_name, suite_dict = suite
+                (target / file_name).write_text(suite_yaml(suite_dict), encoding="utf-8")
+                suite_files[name] = f"results/{name}/{file_name}"
             for folder in RESULTS_FOLDERS:
                 if (run / folder).is_dir():
                     shutil.copytree(run / folder, target / folder, ignore=shutil.ignore_patterns(".*"))
-        own = [str(checkpoint), str(checkpoint.resolve())] if checkpoint is not None else []
         card = render_model_card(
             checkpoint=summary,
-            results=loaded,
+            results=published,
             repo_id=repo_id,
             own_specs=own,
             predictions_repo=predictions_repo,
+            suite_files=suite_files,
         )
         (temp / "README.md").write_text(card, encoding="utf-8")
         if checkpoint is not None and verify:
