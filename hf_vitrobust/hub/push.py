@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .model_repo import ImageProcessorSpec
-from .staging import stage_metric, stage_model, staged_files
+from .staging import local_aliases, stage_metric, stage_model, staged_files
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,8 @@ def push(
     commit_message: str | None = None,
 ) -> PushResult:
     """Upload every file of the staged folder `stage` to `repo_id` (created if missing; a Space with the Gradio
-    SDK). `dry_run`: no network and no token needed; returns the files that would be uploaded."""
+    SDK). `dry_run`: no network and no token needed; returns the files that would be uploaded. Links in the stage
+    are local aliases (`staging.local_aliases`) and are not uploaded."""
     stage = Path(stage)
     if repo_type not in REPO_TYPES:
         raise ValueError(f"repo_type must be one of {REPO_TYPES}, not {repo_type!r}.")
@@ -105,6 +106,7 @@ def push(
             repo_type=repo_type,
             folder_path=str(stage),
             commit_message=commit_message or f"Upload with hf_vitrobust ({len(files)} files)",
+            ignore_patterns=local_aliases(stage) or None,
         )
     except Exception as error:
         # The Hub client's messages may quote request headers: never let the token through.

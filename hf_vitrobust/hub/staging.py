@@ -63,8 +63,16 @@ def _check_apart(stage: Path, inputs: Sequence[Path]) -> None:
 
 
 def staged_files(stage: Path) -> list[Path]:
-    """Every file under `stage`, sorted (what `upload_folder` sends)."""
-    return sorted(path for path in Path(stage).rglob("*") if path.is_file())
+    """Every file under `stage`, sorted (what `upload_folder` sends). Links are local aliases, not part of the
+    upload (`local_aliases`)."""
+    return sorted(path for path in Path(stage).rglob("*") if path.is_file() and not path.is_symlink())
+
+
+def local_aliases(stage: Path) -> list[str]:
+    """The links under `stage`, relative: local aliases that `push` leaves out of the upload (a metric stage's
+    `<stage folder name>.py`, so that `evaluate.load(<stage folder>)` works where the folder is not named like
+    the repo)."""
+    return sorted(path.relative_to(stage).as_posix() for path in Path(stage).rglob("*") if path.is_symlink())
 
 
 # --------------------------------------------------------------------------------------------------- model repos
@@ -499,9 +507,10 @@ def stage_metric(
     The Space holds `<module>.py` (the metric script, importing its computation from the generated single-file
     `vitrobust_core.py`: hf_vitrobust is not needed), README.md (the metric card with Space metadata: sdk gradio,
     app_file app.py, tags evaluate/metric), app.py (the Gradio widget) and requirements.txt. `<module>` is the
-    last part of `repo_id` when given, since `evaluate.load("user/repo")` fetches `repo.py`; else `name`
-    (`evaluate.load(str(stage))` needs the stage folder to be named like it). `sdk_version`: the Space's Gradio
-    version (default: the installed Gradio's, else the Hub's default).
+    last part of `repo_id` when given, since `evaluate.load("user/repo")` fetches `repo.py`; else `name`.
+    `evaluate.load(str(stage))` reads `<stage folder name>.py`: where the folder is named otherwise, that name is
+    a link to the script (a local alias: `staged_files` and `push` leave it out). `sdk_version`: the Space's
+    Gradio version (default: the installed Gradio's, else the Hub's default).
     """
     from ..metrics import METRIC_NAMES, evaluate_module_path
 
@@ -510,6 +519,11 @@ def stage_metric(
     module_name = repo_id.split("/")[-1] if repo_id else name
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", module_name) or module_name == CORE_MODULE:
         raise ValueError(f"{module_name!r} cannot name the metric script (repo name -> script name).")
+    if Path(stage).name != module_name and Path(stage).name in (CORE_MODULE, "app"):
+        raise ValueError(
+            f"A metric stage folder named {Path(stage).name!r} cannot hold its local alias "
+            f"{Path(stage).name}.py (a staged file has that name): stage into a folder named otherwise."
+        )
     source_dir = evaluate_module_path(name)
     wrapper = (source_dir / f"{name}.py").read_text(encoding="utf-8")
     _, imported = _metric_script(wrapper, set())
@@ -543,6 +557,9 @@ def stage_metric(
     (stage / "README.md").write_text(readme, encoding="utf-8")
     (stage / "app.py").write_text(_APP.format(module_name=module_name), encoding="utf-8")
     (stage / "requirements.txt").write_text("\n".join(requirements) + "\n", encoding="utf-8")
+    if stage.name != module_name:
+        # evaluate.load(<folder>) reads <folder>/<folder name>.py: a link to the script, never uploaded.
+        (stage / f"{stage.name}.py").symlink_to(f"{module_name}.py")
     return staged_files(stage)
 
 
@@ -552,6 +569,7 @@ __all__ = [
     "ImageProcessorSpec",
     "StagingError",
     "bundle_metric_code",
+    "local_aliases",
     "stage_metric",
     "stage_model",
     "staged_files",
