@@ -38,6 +38,10 @@ EXAMPLES_DIR = APP_DIR / "examples"
 RESULTS_DIR = APP_DIR / "results"
 # Model repos whose pushed results (`results/<run>/results.json`) the leaderboard reads, comma-separated.
 RESULTS_REPOS_ENV = "VITROBUST_RESULTS_REPOS"
+# More model choices (comma-separated specs: Hub ids, timm specs, local folders), and whether typed local folders load.
+MODELS_ENV = "VITROBUST_MODELS"
+LOCAL_MODELS_ENV = "VITROBUST_LOCAL_MODELS"
+TIMM_LOCAL_DIR = "timm/local-dir:"
 LEADERBOARD_COLUMNS = ("model", "run", "source", "suite", "commit")
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -140,19 +144,58 @@ class ModelCache:
             return classifier
 
 
-def check_model_spec(spec: str | None, allowed: Sequence[str]) -> str:
-    """A model the app offers, a builtin model, or a Hub id "org/name" (local paths are refused)."""
+def _local_model_path(spec: str) -> str | None:
+    """The folder a spec names on this machine: a path, or timm/local-dir:<path>; None for anything else."""
+    path = spec.removeprefix(TIMM_LOCAL_DIR)
+    if (
+        spec.startswith(TIMM_LOCAL_DIR)
+        or os.path.isabs(path)
+        or os.path.exists(path)
+        or path.startswith((".", "~"))
+    ):
+        return path
+    return None
+
+
+def check_model_spec(spec: str | None, allowed: Sequence[str], *, allow_local: bool = False) -> str:
+    """A model the app offers (`allowed`, local folders included), a builtin model, a Hub id "org/name" (also as
+    "timm/<name>" or "timm/hf-hub:org/name"), or, with `allow_local` (VITROBUST_LOCAL_MODELS=1, for an app run on
+    one's own machine), a local model folder typed as a path or timm/local-dir:<path>. A public Space leaves
+    `allow_local` off: a typed path would read the server's disk."""
     spec = (spec or "").strip()
     if not spec:
         raise UserError("Choose a model, or type a Hub model id such as 'facebook/deit-tiny-patch16-224'.")
     if spec in allowed or spec.startswith("builtin:"):
         return spec
-    if not _HUB_ID.match(spec) or ".." in spec or os.path.exists(spec):
+    local = _local_model_path(spec)
+    if local is not None:
+        if not allow_local:
+            raise UserError(
+                f"{spec!r} is not a model id but a local path: this app loads local model folders only when started with "
+                f"{LOCAL_MODELS_ENV}=1 (on your own machine), or when they are listed in {MODELS_ENV}."
+            )
+        if not os.path.isdir(os.path.expanduser(local)):
+            raise UserError(f"{spec!r}: no such model folder on this machine.")
+        return spec
+    hub_id = spec.removeprefix("timm/hf-hub:")
+    if not _HUB_ID.match(hub_id) or ".." in hub_id:
         raise UserError(
             f"{spec!r} is not a model id. Type a Hub id 'org/name' of an image-classification model, or pick "
             f"{DEFAULT_MODEL}."
         )
     return spec
+
+
+def models_from_env() -> list[str]:
+    """The app's model choices: DEFAULT_MODEL, then the specs listed in VITROBUST_MODELS (comma-separated; Hub
+    ids, timm specs, local folders)."""
+    listed = [item for item in re.split(r"[\s,]+", os.environ.get(MODELS_ENV, "")) if item]
+    return list(dict.fromkeys([DEFAULT_MODEL, *listed]))
+
+
+def local_models_from_env() -> bool:
+    """Whether typed local folders are allowed: VITROBUST_LOCAL_MODELS set to 1 (or true/yes)."""
+    return os.environ.get(LOCAL_MODELS_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def _load_model(spec: str) -> Classifier:
@@ -161,7 +204,7 @@ def _load_model(spec: str) -> Classifier:
     except Exception as err:  # any failure to load becomes a message: offline, unknown id, wrong task, ...
         from huggingface_hub import constants
 
-        if constants.HF_HUB_OFFLINE and not spec.startswith("builtin:"):
+        if constants.HF_HUB_OFFLINE and not spec.startswith("builtin:") and _local_model_path(spec) is None:
             reason = (
                 "this app runs offline (HF_HUB_OFFLINE is set) and the model is not in its cache. "
                 f"Use {DEFAULT_MODEL}, which works offline."
@@ -344,15 +387,19 @@ def leaderboard(
 # ---------------------------------------------------------------------- the app
 def build_demo(
     *,
-    models: Sequence[str] = (DEFAULT_MODEL,),
+    models: Sequence[str] | None = None,
     classifiers: Mapping[str, Classifier] | None = None,
     examples: Sequence[str | os.PathLike] | None = None,
     results_dir: str | os.PathLike | None = RESULTS_DIR,
     results_repos: Sequence[str] | None = None,
+    allow_local: bool | None = None,
 ) -> gr.Blocks:
     """The demo's UI.
 
-    models: the choices of the model box (the first is the default); users may also type any Hub id.
+    models: the choices of the model box (the first is the default; default: `models_from_env()`, the builtin
+    model and VITROBUST_MODELS); users may also type any Hub id.
+    allow_local: whether a typed local model folder (a path, or timm/local-dir:<path>) loads (default:
+    VITROBUST_LOCAL_MODELS=1); listed choices load either way.
     classifiers: already loaded classifiers by spec (added to the choices; tests use tiny ones).
     examples: example image paths (default: the JPEGs in `examples/` beside this file).
     results_dir: where the leaderboard finds results.json files (`<run>/results.json`).
@@ -360,6 +407,8 @@ def build_demo(
     (default: the VITROBUST_RESULTS_REPOS variable).
     """
     cache = ModelCache(classifiers)
+    models = models_from_env() if models is None else models
+    allow_local = local_models_from_env() if allow_local is None else allow_local
     choices = list(dict.fromkeys([*models, *(classifiers or {})]))
     if not choices:
         raise ValueError("build_demo needs at least one model choice.")
@@ -380,7 +429,7 @@ def build_demo(
     ) -> tuple[Any, ...]:
         try:
             image = load_upload(upload)
-            spec = check_model_spec(model_spec, choices)
+            spec = check_model_spec(model_spec, choices, allow_local=allow_local)
             classifier = cache.get(spec)
             pixels = classifier.preprocess(image)
             try:
@@ -447,7 +496,8 @@ def build_demo(
                     value=choices[0],
                     allow_custom_value=True,
                     label="Model",
-                    info=f"{DEFAULT_MODEL} works offline; or type a Hub id 'org/name' (needs internet).",
+                    info=f"{DEFAULT_MODEL} works offline; or type a Hub id 'org/name' (needs internet)"
+                    + (", or a local model folder." if allow_local else "."),
                     elem_id="model",
                 )
                 upload = gr.File(

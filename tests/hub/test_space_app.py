@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import timm
 import torch
 from gradio_client import Client, handle_file
 from PIL import Image
+from timm.models import save_for_hf
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_DIR = ROOT / "spaces_app"
@@ -289,3 +291,69 @@ def test_perturbations_and_attention_overlay_in_process():
     assert method == "attention rollout"
     assert maps.shape == (2, 32, 32) and float(maps.max()) == pytest.approx(1.0)
     assert app.overlay(pixels[0], maps[0]).size == (32, 32)
+
+
+# ---------------------------------------------------------------------- local model folders (issue 38, point 4)
+# Listed in VITROBUST_MODELS they are choices; typed as a path or timm/local-dir:<path> they load only where the app
+# was started with VITROBUST_LOCAL_MODELS=1, so a public Space never reads its server's disk for a visitor.
+
+
+@pytest.fixture(scope="module")
+def own_timm_folder(tmp_path_factory):
+    torch.manual_seed(0)
+    model = timm.create_model("resnet10t", pretrained=False, num_classes=4).eval()
+    folder = tmp_path_factory.mktemp("own") / "my-resnet"
+    save_for_hf(model, folder, data_config={"input_size": (3, 48, 48), "interpolation": "bilinear"})
+    return model, folder
+
+
+def test_typed_local_folders_need_the_local_switch(own_timm_folder):
+    app = load_app()
+    _, folder = own_timm_folder
+    for spec in (str(folder), f"timm/local-dir:{folder}"):
+        with pytest.raises(app.UserError, match="VITROBUST_LOCAL_MODELS=1"):
+            app.check_model_spec(spec, [app.DEFAULT_MODEL])
+        assert app.check_model_spec(spec, [app.DEFAULT_MODEL], allow_local=True) == spec
+    # Listed by whoever started the app: a choice, with or without the switch.
+    assert app.check_model_spec(str(folder), [app.DEFAULT_MODEL, str(folder)]) == str(folder)
+    with pytest.raises(app.UserError, match="no such model folder"):
+        app.check_model_spec(str(folder.parent / "absent"), [], allow_local=True)
+    with pytest.raises(app.UserError, match="not a model id"):
+        app.check_model_spec("../../etc", [])
+    # Hub routes stay open to everyone.
+    assert app.check_model_spec("timm/hf-hub:org/name", []) == "timm/hf-hub:org/name"
+    assert app.check_model_spec("org/name", []) == "org/name"
+    with pytest.raises(app.UserError, match="not a model id"):
+        app.check_model_spec("timm/hf-hub:no-org", [])
+
+
+def test_a_local_timm_folder_loads_in_the_app_with_its_weights(own_timm_folder):
+    app = load_app()
+    model, folder = own_timm_folder
+    classifier = app.ModelCache().get(str(folder))
+    assert classifier.preprocessing.interpolation == "bilinear" and classifier.input_size == (48, 48)
+    pixels = torch.rand(1, 3, 48, 48, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        torch.testing.assert_close(classifier(pixels), model(classifier.preprocessing.normalize(pixels)))
+
+
+def test_a_missing_local_folder_is_not_blamed_on_the_hub_cache(tmp_path, monkeypatch):
+    app = load_app()
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(app.UserError) as raised:
+        app.ModelCache().get(f"timm/local-dir:{tmp_path / 'absent'}")
+    assert "is not a folder" in str(raised.value) and "cache" not in str(raised.value)
+
+
+def test_model_choices_and_the_local_switch_come_from_the_environment(monkeypatch, own_timm_folder):
+    app = load_app()
+    _, folder = own_timm_folder
+    monkeypatch.setenv("VITROBUST_MODELS", f"{folder}, timm/hf-hub:org/name")
+    assert app.models_from_env() == [app.DEFAULT_MODEL, str(folder), "timm/hf-hub:org/name"]
+    monkeypatch.delenv("VITROBUST_MODELS")
+    assert app.models_from_env() == [app.DEFAULT_MODEL]
+    for value, expected in (("1", True), ("true", True), ("0", False), ("", False)):
+        monkeypatch.setenv("VITROBUST_LOCAL_MODELS", value)
+        assert app.local_models_from_env() is expected
