@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from ..models.timm_loading import read_timm_config
 from .card_results import run_name
 from .cards import metric_space_readme, render_model_card
 from .model_repo import ImageProcessorSpec, StagingError, checkpoint_kind, make_self_contained, plan_processor
@@ -102,6 +103,12 @@ def _check_checkpoint(checkpoint: Path) -> None:
     if not (checkpoint / "config.json").is_file():
         raise FileNotFoundError(
             f"Checkpoint {checkpoint} holds no config.json: not a transformers model folder."
+        )
+    if read_timm_config(checkpoint) is not None:
+        raise StagingError(
+            f"Checkpoint {checkpoint} is in timm's own format (timm.models.save_for_hf), which is staged here only "
+            "as a transformers folder: publish it with timm.models.push_to_hf_hub(model, REPO), which evaluates as "
+            "timm/hf-hub:REPO, or save it as a transformers folder (TimmWrapperForImageClassification)."
         )
     if (
         not any(checkpoint.glob("*.safetensors"))

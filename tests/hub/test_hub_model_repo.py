@@ -207,3 +207,16 @@ def test_timm_checkpoint_is_self_contained_and_its_card_names_timm(tmp_path):
     assert out["pipeline"][0]["label"] in LABELS.values()
     card = ModelCard((stage / "README.md").read_text())
     assert "pip install transformers torch timm pillow" in card.text
+
+
+def test_a_folder_in_timms_own_format_is_refused_with_the_way_to_publish_it(tmp_path):
+    import timm
+    from timm.models import save_for_hf
+
+    folder = tmp_path / "my-resnet"
+    save_for_hf(
+        timm.create_model("resnet10t", pretrained=False, num_classes=3), folder, safe_serialization=True
+    )
+    with pytest.raises(StagingError, match=r"timm's own format.*push_to_hf_hub.*timm/hf-hub:REPO"):
+        stage_model(tmp_path / "stage", folder, repo_id="me/my-resnet")
+    assert not (tmp_path / "stage").exists()
