@@ -18,6 +18,7 @@ import torch
 from accelerate import Accelerator
 from accelerate.utils import gather_object
 from PIL import Image
+from tqdm.auto import tqdm
 
 from hf_vitrobust import load_classifier
 from hf_vitrobust.data import load_benchmark
@@ -77,10 +78,9 @@ def main() -> None:
 
     clean, clean_rows, corrupted_rows = source.clean_source, [], []
     raw = clean.raw_samples()
-    for index in itertools.count():
-        batch = list(itertools.islice(raw, args.batch_size))
-        if not batch:
-            break
+    batches = iter(lambda: list(itertools.islice(raw, args.batch_size)), [])  # until the stream ends
+    what = f"batches of {args.batch_size} clean images x {len(args.corruptions) * len(args.severities)} cells"
+    for index, batch in enumerate(tqdm(batches, what, unit="batch", disable=not accelerator.is_main_process)):
         if index % accelerator.num_processes != accelerator.process_index:
             continue  # another process's batch: never decoded here
         decoded = [sample for item in batch if (sample := decode_raw_sample(item, clean.report)) is not None]

@@ -20,6 +20,7 @@ import torch
 from accelerate import Accelerator
 from accelerate.utils import gather_object
 from PIL import Image
+from tqdm.auto import tqdm
 
 from hf_vitrobust import load_classifier
 from hf_vitrobust.corruptions.export import stable_sample_index
@@ -53,6 +54,7 @@ def main() -> None:
     accelerator = Accelerator()
     spec = get_probe(args.probe)
     params = spec.check_params(json.loads(args.params))
+    accelerator.print(f"loading {args.model} and {args.data} ({accelerator.num_processes} process(es))")
     classifier = load_classifier(args.model, device=accelerator.device)
     spec.check_applicable(classifier, params)
     source = load_benchmark(args.benchmark, args.data, limit=args.limit)
@@ -60,10 +62,9 @@ def main() -> None:
 
     partials = []
     raw = source.raw_samples()
-    for index in itertools.count():
-        chunk = list(itertools.islice(raw, chunk_size))
-        if not chunk:
-            break
+    chunks = iter(lambda: list(itertools.islice(raw, chunk_size)), [])  # until the stream ends
+    what = f"{args.probe}: chunks of {chunk_size} images"
+    for index, chunk in enumerate(tqdm(chunks, what, unit="chunk", disable=not accelerator.is_main_process)):
         if index % accelerator.num_processes != accelerator.process_index:
             continue  # another process's chunk: never decoded here
         samples = [sample for item in chunk if (sample := decode_raw_sample(item, source.report)) is not None]

@@ -5,6 +5,7 @@ the whole dataset for the probe). Each script stays under 100 non-empty lines an
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 from launch import cpu_environment
 
@@ -82,6 +84,11 @@ class Runs:
                     )
                 self.started[script, processes] = (popen, output)
         self.done: dict[tuple[str, int], tuple[dict, str]] = {}
+
+    def stderr(self, script: str, processes: int) -> str:
+        """What the script wrote to stderr (its progress bar), once it has ended."""
+        self.result(script, processes)
+        return self.started[script, processes][1].with_suffix(".err").read_text()
 
     def result(self, script: str, processes: int) -> tuple[dict, str]:
         """The script's JSON output and stdout."""
@@ -165,6 +172,12 @@ def test_mce_same_on_two_processes_and_equal_to_evaluate(runs, evaluated):
     for stdout in (one_stdout, two_stdout):
         assert f"mCE {one['mce']:.2f} % (relative {one['relative_mce']:.2f} %)" in stdout
     assert "8 images, 1 process(es)" in one_stdout and "8 images, 2 process(es)" in two_stdout
+    # It says what it does from the start: the main process's bar, over every batch of the stream (2 of 4 images).
+    for processes in (1, 2):
+        bar = re.findall(
+            r"batches of 4 clean images x 4 cells: (\d+)batch", runs.stderr("imagenet_c_mce", processes)
+        )
+        assert bar[0] == "0" and bar[-1] == "2", bar
 
 
 @pytest.mark.slow
@@ -183,9 +196,75 @@ def test_probe_same_on_two_processes_and_equal_to_the_probe_function(runs):
     assert len(set(result["accuracy"])) > 1
     for stdout in (one_stdout, two_stdout):
         assert f"top-1 (%) at 50 % masked: {100 * reference.accuracy[-1]:.2f}" in stdout
+    assert one_stdout.startswith(f"loading {MODEL} and builtin (1 process(es))\n")
+    assert two_stdout.startswith(f"loading {MODEL} and builtin (2 process(es))\n")  # once: the main process
+    for processes in (1, 2):
+        bar = re.findall(
+            r"occlusion: chunks of 2 images: (\d+)chunk", runs.stderr("probe_over_dataset", processes)
+        )
+        assert bar[0] == "0" and bar[-1] == "2", bar  # 3 images: 2 chunks
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_script_is_short(script):
     lines = (EXAMPLES / f"{script}.py").read_text().splitlines()
     assert len([line for line in lines if line.strip()]) < 100
+
+
+def _readme_remote_code_lines() -> list[str]:
+    """The README's "anywhere, even without hf_vitrobust installed" lines, as Python."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "even without hf_vitrobust installed" in line)
+    return [line.lstrip("# ").strip() for line in lines[start + 1 : start + 3]]
+
+
+def test_the_readme_pipeline_line_runs_without_the_package(tmp_path):
+    """The README's `pipeline(...)` line, as written, on a tiny AlterNet saved by `save_alternet` under the README's
+    folder name, in a Python where `import hf_vitrobust` fails; without `trust_remote_code=True` it cannot load."""
+    from hf_vitrobust import AlterNetConfig, AlterNetForImageClassification
+    from hf_vitrobust.models.alternet import save_alternet
+
+    auto_line, pipeline_line = _readme_remote_code_lines()
+    assert pipeline_line.startswith("pipeline(") and "trust_remote_code=True" in pipeline_line
+    assert auto_line.startswith("AutoModelForImageClassification.from_pretrained(")
+    torch.manual_seed(0)
+    model = AlterNetForImageClassification(AlterNetConfig.from_preset("alternet-tiny", num_labels=3)).eval()
+    save_alternet(model, tmp_path / "alternet-50")
+
+    without_trust = pipeline_line.replace(", trust_remote_code=True", "")
+    script = "\n".join(
+        [
+            "import json, sys",
+            "sys.modules['hf_vitrobust'] = None  # any import of the package now fails",
+            "from PIL import Image",
+            "from transformers import AutoModelForImageClassification, pipeline",
+            f"model = {auto_line}",
+            f"classify = {pipeline_line}",
+            "found = {'module': type(model).__module__}",
+            "found['predictions'] = classify(Image.new('RGB', (40, 40), (200, 30, 30)), top_k=3)",
+            "try:",
+            f"    {without_trust}",
+            "    found['without_trust'] = 'loaded'",
+            "except ValueError as error:",
+            "    found['without_trust'] = str(error)",
+            "open('found.json', 'w').write(json.dumps(found))",
+        ]
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_MODULES_CACHE=str(tmp_path / "modules"), HF_HUB_OFFLINE="1")
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,  # transformers asks before running custom code when not told: answered "no"
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads((tmp_path / "found.json").read_text())
+    assert found["module"].startswith("transformers_modules")  # the folder's code, not an installed package
+    predictions = found["predictions"]  # [{"label", "score"}, ...]
+    assert len(predictions) == 3 and abs(sum(p["score"] for p in predictions) - 1.0) < 1e-4
+    assert {p["label"] for p in predictions} == set(model.config.id2label.values())
+    assert "trust_remote_code" in found["without_trust"]
