@@ -107,8 +107,8 @@ class FrequencyNoiseResult(ProbeResult):
         return "frequency_noise"
 
     def plot(self, ax: Axes | None = None) -> Axes:
-        """Change in accuracy (percentage points, negative = worse) against the noise frequency
-        (`draw_frequency_noise`, the report's curve), as Fig. 2b."""
+        """Accuracy drop (percentage points, clean minus noisy: positive = worse) against the noise frequency
+        (`draw_frequency_noise`, the report's curve; Fig. 2b plots it negated)."""
         ax = new_axes(ax)
         series = {"frequencies": list(self.frequencies), "accuracy_drop": list(self.accuracy_drop)}
         draw_frequency_noise({"": series}, ax=ax)
@@ -116,7 +116,7 @@ class FrequencyNoiseResult(ProbeResult):
         ax.set_xticks(ticks, [f"{t:.1f}\u03c0" for t in ticks])
         ax.set_xlim(0.0, 1.0)
         ax.set_xlabel("noise frequency")
-        ax.set_ylabel("\u0394 accuracy (%)")
+        ax.set_ylabel("top-1 drop, clean \u2212 noisy (pp)")
         ax.set_title(f"Band-passed noise, \u03b5 = {self.epsilon:g} (clean {self.clean_accuracy:.1%})")
         if (legend := ax.get_legend()) is not None:
             legend.remove()
@@ -362,23 +362,23 @@ def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _change_band(probe: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    # The figure shows the change -drop (pp): its bounds are the drop's, negated and swapped.
+def _drop_band(probe: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
     bounds = curve_bounds(probe, "accuracy_drop")
-    return None if bounds is None else (-100 * bounds[1], -100 * bounds[0])
+    return None if bounds is None else (100 * bounds[0], 100 * bounds[1])
 
 
 def draw_frequency_noise(data: SeriesData, ax: Axes | None = None) -> Figure | None:
-    """The change of top-1 accuracy (pp) under band-passed noise against its frequency, one line per model (on
-    `ax`: one), with the band of its paired interval over images where the dict has one."""
+    """The top-1 accuracy drop (pp, clean minus noisy: positive = the noise hurts, the sign of the report's rows)
+    under band-passed noise against its frequency, one line per model (on `ax`: one), with the band of its paired
+    interval over images where the dict has one. Park & Kim's Fig. 2b plots the same curve negated."""
     figure = line_figure(
         data,
-        lambda p: (p.get("frequencies"), -100 * as_float_array(p.get("accuracy_drop"))),
+        lambda p: (p.get("frequencies"), 100 * as_float_array(p.get("accuracy_drop"))),
         "noise frequency (× π)",
-        "Δ accuracy (pp)",
+        "top-1 drop, clean − noisy (pp)",
         "Band-passed noise",
         ax=ax,
-        band=_change_band,
+        band=_drop_band,
     )
     if figure is not None:
         (ax or figure.axes[0]).axhline(0.0, color="gray", linewidth=0.8)
@@ -428,8 +428,8 @@ SPEC = register_probe(
         figures={
             "frequency_noise": ProbeFigure(
                 draw_frequency_noise,
-                "Change of top-1 accuracy (percentage points) under band-passed noise against its "
-                "frequency (Park & Kim Fig. 2b).",
+                "Top-1 accuracy drop under band-passed noise (percentage points, clean minus noisy: positive = "
+                "the noise hurts) against its frequency (Park & Kim Fig. 2b, which plots it negated).",
             )
         },
     )

@@ -479,11 +479,12 @@ def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     loss_bounds = curve_bounds(probe, "loss_mean")
     out = {"loss recorded": "−CE before each step (paul-chen-notebook)" if notebook else "CE at t = 0..steps"}
     out["initial loss"] = fmt_number_interval(mean[0] if mean.size else None, *bounds_at(loss_bounds, 0))
-    # The mean with its interval, then the spread of the images: "x [lo, hi] ± std".
-    final = fmt_number_interval(mean[-1] if mean.size else None, *bounds_at(loss_bounds, mean.size - 1))
+    # One notation per cell, as every probe's: the mean with its interval; the images' spread in a row of its own.
+    out["final loss (mean)"] = fmt_number_interval(
+        mean[-1] if mean.size else None, *bounds_at(loss_bounds, mean.size - 1)
+    )
     if std.size == mean.size and mean.size:
-        final = f"{final} ± {fmt_number(std[-1])}"
-    out["final loss (mean ± std)"] = final
+        out["final loss, std over the images"] = fmt_number(std[-1])
     success = bounds_at(curve_bounds(probe, "success_rate"))
     out["success rate (%)"] = fmt_percent_interval(probe.get("success_rate"), *success, 100)
     out["eps (L∞) / steps"] = f"{fmt_number(probe.get('eps'))} / {fmt_count(probe.get('steps'))}"
@@ -564,7 +565,7 @@ SPEC = register_probe(
         choices={"record": RECORDS, "method": _METHODS},
         headline=_headline,
         intervals_fn=_intervals,
-        summary_row="final loss (mean ± std)",
+        summary_row="final loss (mean)",
         value_of=published_value,
         figures={
             "pgd_loss": ProbeFigure(

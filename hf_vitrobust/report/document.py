@@ -1,12 +1,14 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """The report of one or more evaluation runs: report.md and a self-contained report.html (figures inlined).
 
-Models of every run are shown side by side, one column per model: a summary table, the data sources (generated vs
-released), one table per benchmark (clean accuracy and calibration, ImageNet-C mCE and Paul & Chen's severity-5
-numbers, ImageNet-P flip rates, ImageNet-A/R/O, ImageNet-9) and the probes' headline numbers, with the figures of
-`figures.py`; where the runs hold models the papers published numbers for, or a pair of a paper's comparison, the
-published numbers beside ours and the papers' findings checked on the pair (`report.reproduction_sections`). Units are
-stated in every row label; percentages carry two decimals.
+Models of every run are shown side by side, one column per model: a summary table (each headline with its interval),
+the uncertainty section (how the intervals were computed, and those of the headlines the summary does not show), the
+data sources (what each benchmark's images were), one table per benchmark (clean accuracy and calibration, ImageNet-C
+mCE and Paul & Chen's severity-5 numbers, ImageNet-P flip rates, ImageNet-A/R/O, ImageNet-9) and the probes' headline
+numbers, with the figures of `figures.py`; where the runs hold models the papers published numbers for, or a pair of a
+paper's comparison, the published numbers beside ours and the papers' findings checked on the pair
+(`report.reproduction_sections`). Units are stated in every row label; percentages carry two decimals. report.html
+wraps every table in a horizontally scrolling box, so that a wide table never widens the page.
 """
 
 from __future__ import annotations
@@ -49,9 +51,11 @@ from .interval_sections import (
     INTERVALS,
     comparison_blocks,
     interval_blocks,
+    shows_interval,
     with_interval,
 )
 from .reproduction_sections import reproduction_blocks
+from .source_sections import data_source_blocks
 
 # ---------------------------------------------------------------------------------------------------------------
 # Loading and merging
@@ -108,56 +112,6 @@ def _header(results: Sequence[Mapping[str, Any]]) -> list[Block]:
     if any(descriptions):
         blocks.append(Paragraph(" ".join(dict.fromkeys(d for d in descriptions if d))))
     return blocks
-
-
-def _source_text(source: Mapping[str, Any]) -> str:
-    location = source.get("location") or MISSING
-    text = f"{source.get('kind', 'source')}: {location}"
-    if source.get("revision"):
-        text += f" @ {source['revision']}"
-    return text
-
-
-def _data_sources(results: Sequence[Mapping[str, Any]]) -> list[Block]:
-    rows = []
-    runs = run_names(results)
-    for run, result in zip(runs, results, strict=True):
-        for name, bench in (result.get("benchmarks") or {}).items():
-            source = bench.get("source") or {}
-            generated = bench.get("generated", source.get("generated"))
-            if generated:
-                clean = source.get("clean") or {}
-                origin = f" from {clean.get('location')}" if clean.get("location") else ""
-                data = f"GENERATED on the fly{origin} (not the released files)"
-            elif generated is None:
-                data = MISSING
-            else:
-                data = "released"
-            cells = (source.get("unavailable") or {}).get("cells") or []
-            if cells:
-                corruptions = ", ".join(dict.fromkeys(cell.split("/")[0] for cell in cells))
-                data += f"; not published by the source, left out: {len(cells)} parts ({corruptions})"
-            skipped = bench.get("skipped") or {}
-            count = int(skipped.get("num_skipped") or 0)
-            reasons = ", ".join(f"{reason}: {n}" for reason, n in (skipped.get("skipped") or {}).items())
-            skip_text = f"{count} ({reasons})" if count and reasons else str(count)
-            converted = skipped.get("converted_to_rgb") or {}
-            if converted:
-                skip_text += "; converted to RGB: " + ", ".join(
-                    f"{mode}: {n}" for mode, n in converted.items()
-                )
-            row = [name, _source_text(source), data, fmt_count(bench.get("num_samples")), skip_text]
-            rows.append(([run] if len(results) > 1 else []) + row)
-    if not rows:
-        return []
-    headers = (["run"] if len(results) > 1 else []) + [
-        "benchmark",
-        "source",
-        "images",
-        "samples",
-        "skipped (reasons)",
-    ]
-    return [Heading(2, "Data sources"), Table(headers, rows, numeric=False)]
 
 
 def _protocol_text(record: Mapping[str, Any]) -> str:
@@ -239,16 +193,28 @@ def _models(views: Sequence[ModelView], results: Sequence[Mapping[str, Any]]) ->
     return [Heading(2, "Models"), Table(headers + (["run"] if len(results) > 1 else []), rows, numeric=False)]
 
 
-def _summary(views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequence[str]) -> list[Block]:
+def _summary(
+    views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequence[str]
+) -> tuple[list[Block], dict[str, set[str]]]:
+    """The Summary table: each benchmark display's headline rows, each with its interval where the run holds one,
+    and each probe's summary row. Also returns model key -> the names of the headlines whose interval it shows,
+    which the Uncertainty section then leaves out (no number twice)."""
     rows: list[Row] = []
+    shown: dict[str, set[str]] = {v.key: set() for v in views}
     for bench in benchmarks:
         kinds = {v.kinds.get(bench, "other") for v in views if bench in v.metrics}
         display = get_display(next(iter(kinds)) if len(kinds) == 1 else "other")
+        for label, read, name in display.summary_rows(bench):
+            for v in views:
+                if bench in v.metrics and shows_interval(read(v.metrics[bench]), v.intervals.get(name)):
+                    shown[v.key].add(name)
 
-        def at(read: Callable, name: str, bench: str = bench) -> Callable[[Mapping[str, Any]], str]:
-            return lambda metrics: with_interval(read(metrics.get(bench) or {}), metrics[INTERVALS].get(name))
+            def cell(
+                metrics: Mapping[str, Any], bench: str = bench, read: Callable = read, name: str = name
+            ) -> str:
+                return with_interval(read(metrics.get(bench) or {}), metrics[INTERVALS].get(name))
 
-        rows += [(label, at(read, name)) for label, read, name in display.summary_rows(bench)]
+            rows.append((label, cell))
     for name in probes:
         kinds = {probe_kind(name, v.probes[name]) for v in views if name in v.probes}
         kind = next(iter(kinds)) if len(kinds) == 1 else None
@@ -263,8 +229,8 @@ def _summary(views: Sequence[ModelView], benchmarks: Sequence[str], probes: Sequ
         )
     table = model_table(views, lambda v: {**v.metrics, **v.probes, INTERVALS: v.intervals}, rows, "headline")
     if table is None:
-        return []
-    return [Heading(2, "Summary"), table]
+        return [], {}
+    return [Heading(2, "Summary"), table], shown
 
 
 def _benchmark_sections(
@@ -343,11 +309,12 @@ def build_document(results: Sequence[Mapping[str, Any]], figures: Mapping[str, F
     benchmarks = benchmark_names(merged, views)
     probes = probe_names(views)
     blocks: list[Block] = _header(merged)
-    blocks += _summary(views, benchmarks, probes)
-    blocks += interval_blocks(merged, views)
+    summary, shown = _summary(views, benchmarks, probes)
+    blocks += summary
+    blocks += interval_blocks(merged, views, shown)
     blocks += comparison_blocks(merged, views)
     blocks += reproduction_blocks(stored_analysis(merged))
-    blocks += _data_sources(merged)
+    blocks += data_source_blocks(merged)
     blocks += _protocols(merged)
     blocks += _models(views, merged)
     blocks += _benchmark_sections(benchmarks, views, figures)
@@ -398,22 +365,40 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; ma
        padding: 0 1em; color: #222; line-height: 1.45; }
 h1 { border-bottom: 2px solid #444; padding-bottom: .2em; }
 h2 { border-bottom: 1px solid #ccc; padding-bottom: .15em; margin-top: 1.8em; }
-table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 14px; }
+.table-scroll { overflow-x: auto; max-width: 100%; margin: .6em 0 1.2em; }
+table { border-collapse: collapse; font-size: 14px; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: .2em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; }
 th { background: #f0f0f0; }
 td { text-align: right; font-variant-numeric: tabular-nums; }
 td:first-child, th:first-child, table.text td { text-align: left; }
+td { white-space: nowrap; }
+table.text td, td.long, th { white-space: normal; min-width: 12em; max-width: 32em; overflow-wrap: anywhere; }
 figure { margin: 1em 0 1.6em; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 13px; color: #555; }
 """
 
 
+#: A numeric table's cells up to this many characters (a number with its interval) stay on one line; longer ones
+#: (a list of names) wrap.
+_ONE_LINE = 40
+
+
+def _html_cell(text: str) -> str:
+    return (
+        f"<td>{html.escape(text)}</td>"
+        if len(text) <= _ONE_LINE
+        else f'<td class="long">{html.escape(text)}</td>'
+    )
+
+
 def render_html(
     results: Sequence[Mapping[str, Any]], figures: Mapping[str, FigureFile], base_dir: Path
 ) -> str:
-    """report.html: one self-contained page (inline CSS, the PNGs as base64 data URIs; nothing is fetched).
+    """report.html: one self-contained page (inline CSS, the PNGs as base64 data URIs; nothing is fetched). Each table
+    sits in a box that scrolls sideways (`.table-scroll`, overflow-x: auto): a wide table scrolls instead of widening
+    the page; a number with its interval stays on one line, and long cells wrap.
 
     `base_dir` is the folder the figures' relative paths start from."""
     escape = html.escape
@@ -430,7 +415,9 @@ def render_html(
         elif isinstance(block, Paragraph):
             parts.append(f"<p>{escape(block.text)}</p>")
         elif isinstance(block, Table):
-            parts.append("<table>" if block.numeric else '<table class="text">')
+            parts.append(
+                '<div class="table-scroll">' + ("<table>" if block.numeric else '<table class="text">')
+            )
             if block.title:
                 parts.append(f"<caption>{escape(block.title)}</caption>")
             parts.append(
@@ -438,9 +425,9 @@ def render_html(
             )
             parts.append("<tbody>")
             for row in block.rows:
-                cells = [f"<th>{escape(row[0])}</th>", *(f"<td>{escape(c)}</td>" for c in row[1:])]
+                cells = [f"<th>{escape(row[0])}</th>", *(_html_cell(c) for c in row[1:])]
                 parts.append("<tr>" + "".join(cells) + "</tr>")
-            parts.append("</tbody></table>")
+            parts.append("</tbody></table></div>")
         else:
             path = Path(base_dir) / block.path
             if not path.is_file():

@@ -1,10 +1,11 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""The report's uncertainty sections: every headline number with its interval, the samples a target half-width
-needs, and the paired comparisons of models (`analysis.uncertainty`), as report blocks."""
+"""The report's uncertainty sections: how the headline numbers' intervals were computed, the intervals the Summary does
+not show (it shows the others beside their numbers), the samples a target half-width needs, and the paired
+comparisons of models (`analysis.uncertainty`), as report blocks."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..analysis.results import ModelView
@@ -16,10 +17,17 @@ from .blocks import Block, Heading, Paragraph, Table, named_value_table
 INTERVALS = "\x00intervals"
 
 
+def shows_interval(text: str, record: Mapping[str, Any] | None) -> bool:
+    """Whether a Summary cell showing `text` gets the interval `record` appended: where the cell shows a number and
+    the interval has both bounds."""
+    return (
+        text != MISSING and bool(record) and record.get("low") is not None and record.get("high") is not None
+    )
+
+
 def with_interval(text: str, record: Mapping[str, Any] | None) -> str:
-    """A Summary cell with its interval appended ("75.86 [57.89, 87.78]") where one exists and the cell shows a
-    number."""
-    if text == MISSING or not record or record.get("low") is None or record.get("high") is None:
+    """A Summary cell with its interval appended ("75.86 [57.89, 87.78]") where `shows_interval`."""
+    if not shows_interval(text, record):
         return text
     return f"{text} [{record['low']:.2f}, {record['high']:.2f}]"
 
@@ -50,7 +58,8 @@ def _method_text(views: Sequence[ModelView], settings: Mapping[str, Any]) -> str
     methods = sorted({(r.get("method"), r.get("unit")) for v in views for r in v.intervals.values()})
     described = "; ".join(f"{method} over {unit}s" for method, unit in methods if method)
     return (
-        f"Each number with its {level:g} % confidence interval, computed from the per-sample predictions "
+        f"The Summary shows each headline number with its {level:g} % confidence interval [low, high]; the table "
+        "below holds those of the headlines it does not show. They are computed from the per-sample predictions "
         f"({described}; {settings.get('num_resamples', 1000)} bootstrap resamples, proportions by "
         f"{settings.get('proportion_method', 'wilson')}). ImageNet-C and -P resample clean images with all their "
         "corruptions, severities or sequences together; ImageNet-O resamples its OOD and in-distribution images "
@@ -68,13 +77,26 @@ def _notes(views: Sequence[ModelView]) -> list[str]:
     return [f"{', '.join(names)}: {note}." for note, names in notes.items()]
 
 
-def interval_blocks(results: Sequence[Mapping[str, Any]], views: Sequence[ModelView]) -> list[Block]:
-    """The "Uncertainty" section: the intervals table, its caveats, and the samples needed."""
+def interval_blocks(
+    results: Sequence[Mapping[str, Any]],
+    views: Sequence[ModelView],
+    shown: Mapping[str, Collection[str]] | None = None,
+) -> list[Block]:
+    """The "Uncertainty" section: how the intervals were computed, the intervals the Summary does not show
+    (`shown`: model key -> the headline names whose interval its Summary column shows), their caveats, and the
+    samples needed. No interval is printed both here and in the Summary."""
     if not any(v.intervals for v in views):
         return []
     settings = _settings(results)
     blocks: list[Block] = [Heading(2, "Uncertainty"), Paragraph(_method_text(views, settings))]
-    table = named_value_table(views, lambda v: v.intervals, "headline", _interval_cell)
+    in_summary = shown or {}
+
+    def not_shown(view: ModelView) -> dict[str, Any]:
+        return {name: r for name, r in view.intervals.items() if name not in in_summary.get(view.key, ())}
+
+    level = 100 * float(settings.get("confidence_level", 0.95))
+    title = f"Headlines not in the Summary, with their {level:g} % intervals"
+    table = named_value_table(views, not_shown, "headline", _interval_cell, title=title)
     if table is not None:
         blocks.append(table)
     blocks += [Paragraph(f"Note: {text}") for text in _notes(views)]
@@ -144,4 +166,4 @@ def comparison_blocks(results: Sequence[Mapping[str, Any]], views: Sequence[Mode
     return [Heading(2, "Comparisons"), Paragraph(text), Table(headers, rows)]
 
 
-__all__ = ["INTERVALS", "comparison_blocks", "interval_blocks", "with_interval"]
+__all__ = ["INTERVALS", "comparison_blocks", "interval_blocks", "shows_interval", "with_interval"]

@@ -242,14 +242,21 @@ def results() -> dict:
         }
         for probe in probes[key].values():
             probe.update(benchmark="imagenet-val", params={})
-    generated = {
-        "kind": "generated-corruptions",
-        "location": "builtin",
-        "revision": None,
-        "generated": True,
-        "clean": {"kind": "builtin", "location": "builtin", "generated": False},
+    photos = {
+        "kind": "builtin-photos",
+        "location": "hf_vitrobust/assets/photos",
+        "revision": "hf_vitrobust 0.1.0",
+        "generated": False,
+        "count": 29,
     }
-    released = {"kind": "hub", "location": "org/imagenet-val", "revision": "abc123", "generated": False}
+    generated = {**photos, "kind": "generated-corruptions", "generated": True, "clean": photos}
+    released = {
+        "kind": "hub",
+        "location": "org/imagenet-val",
+        "revision": "abc123",
+        "parts": ["validation"],
+        "generated": False,
+    }
     benchmarks = {
         name: {
             "task": "classification",
@@ -410,12 +417,18 @@ def test_markdown_puts_models_side_by_side_with_the_right_numbers(report, result
     assert table_row(markdown, "BG-gap = mixed_same − mixed_rand (pp)")[1] == f"{100 * gap:.2f}"
     assert gap > 0
 
-    # Data sources: generated ImageNet-C is marked as such, skips are counted with their reason.
+    # Data sources: what the data is, in words: generated ImageNet-C is marked as such and names the photos it was
+    # made from, a Hub dataset its id, split and revision; skips are counted with their reason.
     sources = section(markdown, "## Data sources")
-    assert "| imagenet-c | generated-corruptions: builtin | GENERATED on the fly from builtin" in sources
     assert (
-        "| imagenet-val | hub: org/imagenet-val @ abc123 | released | 100 | 2 (undecodable: 2) |" in sources
+        "| imagenet-c | GENERATED on the fly (not the released files) from the sample photos bundled with "
+        "hf_vitrobust (29 photos: hf_vitrobust/assets/photos @ hf_vitrobust 0.1.0) | 100 | 0 |" in sources
     )
+    assert (
+        "| imagenet-val | a Hub dataset: org/imagenet-val, split validation @ abc123 | 100 | 2 (undecodable: 2) |"
+        in sources
+    )
+    assert "released |" not in sources
 
     probes = section(markdown, "## Probes")
     occlusion = results["probes"]["tiny-resnet18"]["occlusion"]
@@ -547,8 +560,8 @@ def test_partial_imagenet_c_is_flagged(results):
 
 
 def test_figures_only_for_present_data_and_raw_metric_dicts(tmp_path):
-    """Bare `to_dict()`s (fractions for masked accuracy), a probe under its function name, the map probes, a skipped
-    probe and an empty benchmark all render; a figure is drawn only from data that is there."""
+    """Bare `to_dict()`s (fractions for masked accuracy), a probe under its function name, the map probes, a probe not
+    run and an empty benchmark all render; a figure is drawn only from data that is there."""
     masked = masked_accuracy(np.eye(10)[[0, 1, 2, 3]] * 5, [0, 1, 2, 4], np.arange(10)).to_dict()
     occlusion = OcclusionResult([0.0, 0.5], [1.0, 0.25], [0.9, 0.5], [0.9, 0.4], 4, 0).to_dict()
     cam = torch.linspace(0, 1, 32 * 32).reshape(1, 32, 32)
@@ -600,7 +613,7 @@ def test_figures_only_for_present_data_and_raw_metric_dicts(tmp_path):
     assert table_row(markdown, "top-1 (%, within the set's classes)") == ["75.00"]
     assert table_row(markdown, "note") == ["no samples were evaluated"]
     assert table_row(markdown, "top-1 (%) at 50 % masked") == ["25.00"]
-    assert table_row(markdown, "skipped") == ["not applicable to this model"]
+    assert table_row(markdown, "not run") == ["not applicable to this model"]
     assert table_row(markdown, "mean CKA between different layers") == ["0.5"]
     assert table_row(markdown, "variance, last layer") == ["0.5"]
     page = render_html([run], figures, tmp_path)
@@ -628,6 +641,6 @@ def test_parts_the_default_source_does_not_publish_are_named_in_data_sources(res
     )
     sources = section(render_markdown([edited], {}), "## Data sources")
     assert (
-        "| imagenet-c | hub: WNJXYK/TTA-ImageNet-C | released; not published by the source, left out: 20 parts "
+        "| imagenet-c | a Hub dataset: WNJXYK/TTA-ImageNet-C; not published by the source, left out: 20 parts "
         "(speckle_noise, gaussian_blur, spatter, saturate) |" in sources
     )
