@@ -28,6 +28,23 @@ def test_ood_by_hand():
     json.dumps(result.to_dict(), allow_nan=False)
 
 
+def test_fpr_when_the_tpr_lands_exactly_on_95_percent():
+    """20 OOD images: at the threshold that flags 19 of them the TPR is exactly 19/20 = 0.95, which reaches 95 %.
+    Above them, 3 of the 10 in-distribution images; between the 19th and the 20th OOD image, 4 more."""
+    ood = np.r_[np.linspace(10.0, 5.0, 19), 1.0]
+    in_distribution = np.r_[[11.0, 7.5, 5.5], [4.0, 3.0, 2.5, 2.0], [0.5, 0.2, 0.1]]
+    scores = np.r_[ood, in_distribution]
+    is_ood = np.r_[np.ones(20, bool), np.zeros(10, bool)]
+    assert np.mean(scores[is_ood] >= 5.0) == 0.95  # the 19th OOD image's threshold: TPR exactly 0.95
+    result = ood_detection_metrics(scores, is_ood)
+    assert result.fpr_at_95_tpr == 3 / 10  # not 7 / 10, the FPR once the 20th is flagged too
+    # Just below 95 %: 18 of 19 detected above 5.0 + the 19th below the 4 in-distribution images.
+    below = ood_detection_metrics(
+        np.r_[ood[:18], 1.0, in_distribution], np.r_[np.ones(19, bool), np.zeros(10, bool)]
+    )
+    assert below.fpr_at_95_tpr == 7 / 10
+
+
 @settings(max_examples=25, deadline=None, database=None)
 @given(seed=st.integers(0, 2**32 - 1), n_in=st.integers(1, 40), n_out=st.integers(1, 40))
 def test_ood_against_brute_force(seed, n_in, n_out):
