@@ -112,17 +112,16 @@ class Estimator:
     @property
     def scaled_support(self) -> Support:
         """`support` in the units of `values` (times `scale`)."""
-        return tuple(None if end is None else end * self.scale for end in self.support)  # type: ignore[return-value]
+        low, high = self.support
+        return (None if low is None else low * self.scale, None if high is None else high * self.scale)
 
     def share_offsets(self, confidence_level: float, proportion_method: str) -> tuple[float, float] | None:
         """(low, high) offsets from the estimate, times `scale`, that a share of units up to
         `intervals.unit_share_bound` (by `proportion_method`) differing from units all alike allows; None where no
         `spread` holds."""
-        found = (
-            None
-            if self.spread is None or not len(self.keys)
-            else self.spread(self.data, lambda n: unit_share_bound(n, confidence_level, proportion_method))
-        )
+        if self.spread is None or not len(self.keys):
+            return None
+        found = self.spread(self.data, lambda n: unit_share_bound(n, confidence_level, proportion_method))
         return None if found is None else (self.scale * found[0], self.scale * found[1])
 
     def interval(

@@ -38,8 +38,9 @@ AFFINE_TOLERANCE = 1e-9
 
 
 def bounded(value_range: Support) -> bool:
-    """Whether both ends of a value range are finite numbers."""
-    return value_range[0] is not None and value_range[1] is not None
+    """Whether a value range has two ends, the low one below the high one."""
+    low, high = value_range
+    return low is not None and high is not None and float(low) < float(high)
 
 
 def mean_spread(key: str, value_range: Support) -> SpreadBound | None:
