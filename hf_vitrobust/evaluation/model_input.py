@@ -1,16 +1,21 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """A benchmark's preprocessing protocol applied to one model (`model_input`): the protocols are named and described
-in `analysis.protocols` and docs/protocols.md."""
+in `analysis.protocols` and docs/protocols.md; and a run's model with how it reads each benchmark (`ModelEntry`)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.protocols import PREPROCESSING_PROTOCOLS
 from ..data import Benchmark
 from ..models.classifier import Classifier, Preprocessing
+from ..probes.spec import ProbeNotApplicable, get_probe
+
+if TYPE_CHECKING:
+    from .suite import SuiteProbe
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +114,50 @@ def model_input(benchmark: Benchmark, preprocessing: str, classifier: Classifier
     )
     logger.warning("%s: %s.", benchmark.name, note)
     return made(_native_resize(own), "native-resize", note)
+
+
+@dataclass
+class ModelEntry:
+    """One model of a run: its key and spec, the benchmarks it is not scored on (and why), how it reads each of the
+    others (`ModelInput`), and the probes that cannot run on it (and why)."""
+
+    key: str
+    spec: str
+    classifier: Classifier
+    skipped: dict[str, str] = field(default_factory=dict)  # benchmark -> why this model is not scored on it
+    inputs: dict[str, ModelInput] = field(default_factory=dict)  # benchmark -> how the model reads it
+    not_run: dict[str, str] = field(default_factory=dict)  # probe -> why it cannot run on this model
+
+    def describe(self) -> dict[str, Any]:
+        module = self.classifier.module
+        return {
+            "key": self.key,
+            "spec": self.spec,
+            "name": self.classifier.name,
+            "kind": self.classifier.kind,
+            "num_classes": self.classifier.num_classes,
+            "input_size": list(self.classifier.input_size),
+            "num_parameters": int(sum(p.numel() for p in module.parameters())),
+        }
+
+    def check_probes(self, probes: Sequence[SuiteProbe]) -> None:
+        """Before any work: each probe's params against the input size this model reads the probe's benchmark at
+        (a ValueError naming the model and the probe: a value out of range fails now, not after the benchmarks), and
+        whether the probe can run on this model at all (where not, the reason goes to `not_run`: recorded as not
+        run, and the run goes on)."""
+        for probe in probes:
+            if probe.benchmark not in self.inputs:
+                continue
+            task = get_probe(probe.name)
+            classifier = self.inputs[probe.benchmark].classifier
+            try:
+                task.check_for_input(probe.params, tuple(classifier.input_size))
+            except ValueError as error:
+                raise ValueError(f"{self.spec}: {error}") from None
+            try:
+                task.check_applicable(classifier, probe.params)
+            except ProbeNotApplicable as reason:
+                self.not_run[probe.name] = str(reason)
 
 
 __all__ = ["ModelInput", "model_input"]

@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +41,12 @@ from ..analysis.results import SCHEMA_VERSION, json_safe, summary_table
 from ..analysis.scoring import clean_of_generated
 from ..constants import LABEL_SPACE_CLASSES
 from ..data import Benchmark, SkipReport
-from ..models.classifier import Classifier
 from ..models.loading import load_classifier
 from ..probes.spec import ProbeNotApplicable, get_probe
 from ..report.document import write_report
 from .config import PRECISIONS, EvaluationConfig, EvaluationError
 from .distributed import ProcessGroup, process_group
-from .model_input import ModelInput, model_input
+from .model_input import ModelEntry, model_input
 from .probe_images import select_probe_places
 from .progress import RunProgress, done_positions, skipped_lines
 from .run_lock import RunFolderBusy, RunLock
@@ -86,28 +85,6 @@ _RESULT_SETTINGS = (
 #: How the chunk files of a stream are cut: per shard of the source (`streams.StreamPlan`). Run folders of
 #: versions that cut the whole stream (chunk k of every process's full read) record none and cannot be resumed.
 CHUNK_LAYOUT = "per-shard"
-
-
-@dataclass
-class _ModelEntry:
-    key: str
-    spec: str
-    classifier: Classifier
-    skipped: dict[str, str] = field(default_factory=dict)  # benchmark -> why this model is not scored on it
-    inputs: dict[str, ModelInput] = field(default_factory=dict)  # benchmark -> how the model reads it
-    not_run: dict[str, str] = field(default_factory=dict)  # probe -> why it cannot run on this model
-
-    def describe(self) -> dict[str, Any]:
-        module = self.classifier.module
-        return {
-            "key": self.key,
-            "spec": self.spec,
-            "name": self.classifier.name,
-            "kind": self.classifier.kind,
-            "num_classes": self.classifier.num_classes,
-            "input_size": list(self.classifier.input_size),
-            "num_parameters": int(sum(p.numel() for p in module.parameters())),
-        }
 
 
 class Runner:
@@ -216,11 +193,11 @@ class Runner:
             plans[spec.name] = plan
         return plans
 
-    def _load_models(self) -> list[_ModelEntry]:
+    def _load_models(self) -> list[ModelEntry]:
         """Load every model and match its label space to the benchmarks. A benchmark the model cannot be scored on
         is an error when the user named it (--data) or when nothing else is left; otherwise (a suite that mixes
         ImageNet and CIFAR benchmarks) it is skipped for that model and recorded as such."""
-        entries: list[_ModelEntry] = []
+        entries: list[ModelEntry] = []
         for spec in self.model_specs:
             try:
                 classifier = load_classifier(spec, device=self.group.device)
@@ -259,28 +236,13 @@ class Runner:
                 except ValueError as error:
                     raise EvaluationError(f"{name}: {error}") from error
             key = model_key(spec, [e.key for e in entries])
-            entry = _ModelEntry(key, spec, classifier, skipped, inputs)
-            self._check_probes(entry)
+            entry = ModelEntry(key, spec, classifier, skipped, inputs)
+            try:
+                entry.check_probes(self.suite.probes)
+            except ValueError as error:
+                raise EvaluationError(str(error)) from None
             entries.append(entry)
         return entries
-
-    def _check_probes(self, entry: _ModelEntry) -> None:
-        """Before any work: every probe's params against the input size this model reads its benchmark at (a value
-        out of range is an error now, not after the benchmarks), and whether the probe can run on this model at
-        all (where not, it is recorded as not run, with the reason, in `entry.not_run`)."""
-        for spec in self.suite.probes:
-            if spec.benchmark not in entry.inputs:
-                continue
-            task = get_probe(spec.name)
-            classifier = entry.inputs[spec.benchmark].classifier
-            try:
-                task.check_for_input(spec.params, tuple(classifier.input_size))
-            except ValueError as error:
-                raise EvaluationError(f"{entry.spec}: {error}") from None
-            try:
-                task.check_applicable(classifier, spec.params)
-            except ProbeNotApplicable as reason:
-                entry.not_run[spec.name] = str(reason)
 
     def _prepare_folder(self) -> None:
         run_file = self.work / "run.json"
@@ -336,7 +298,7 @@ class Runner:
         )
 
     def _run_stream(
-        self, entry: _ModelEntry, name: str, plan: StreamPlan, model: torch.nn.Module, progress: RunProgress
+        self, entry: ModelEntry, name: str, plan: StreamPlan, model: torch.nn.Module, progress: RunProgress
     ) -> None:
         """This process's chunks of one benchmark -> chunk parquet files, and a marker for each shard it read to
         its end. It reads only its own shards (`ReadAssignment`); shards whose chunks are all on disk are not read
@@ -386,7 +348,7 @@ class Runner:
             progress.add(chunk.num_positions)
 
     def _merge_stream(
-        self, entry: _ModelEntry, name: str, plan: StreamPlan
+        self, entry: ModelEntry, name: str, plan: StreamPlan
     ) -> tuple[pd.DataFrame, SkipReport, int]:
         """Rank 0: every chunk of a benchmark, in order, appended one at a time to its predictions file; then the
         frame the metrics and the probes' image selection are computed from, read back from that file without the
@@ -400,7 +362,7 @@ class Runner:
     # ------------------------------------------------------------------------------------------------ probes
     def _run_probes(
         self,
-        entry: _ModelEntry,
+        entry: ModelEntry,
         plans: dict[str, StreamPlan],
         selections: dict[str, list[tuple[int, int]]],
     ) -> dict[str, Any]:
@@ -491,7 +453,7 @@ class Runner:
             lock.release()
             torch.set_num_threads(threads)
 
-    def _run(self, plans: dict[str, StreamPlan], models: list[_ModelEntry]) -> dict[str, Any]:
+    def _run(self, plans: dict[str, StreamPlan], models: list[ModelEntry]) -> dict[str, Any]:
         started = time.perf_counter()
         results = new_record(
             version=__version__,
@@ -547,7 +509,7 @@ class Runner:
         return results
 
     def _run_benchmarks(
-        self, entry: _ModelEntry, plans: dict[str, StreamPlan], results: dict[str, Any], progress: RunProgress
+        self, entry: ModelEntry, plans: dict[str, StreamPlan], results: dict[str, Any], progress: RunProgress
     ) -> dict[str, pd.DataFrame]:
         """One model on every benchmark: every process streams its chunks; rank 0 merges them, records each
         benchmark and its metrics and summary in `results`, and returns the predictions frames."""
@@ -602,7 +564,7 @@ class Runner:
         return frames
 
     @staticmethod
-    def _expected_samples(models: list[_ModelEntry], plans: dict[str, StreamPlan]) -> int | None:
+    def _expected_samples(models: list[ModelEntry], plans: dict[str, StreamPlan]) -> int | None:
         """Samples of the whole run (every model's benchmarks), where every benchmark's count is known."""
         counts = [
             plan.expected_samples()

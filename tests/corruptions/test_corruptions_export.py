@@ -149,13 +149,17 @@ def test_the_written_files_are_the_images_a_run_generates_from_the_same_folder(i
 
     names = ["gaussian_noise", "impulse_noise", "contrast"]
     corrupt_image_folder(image_folder, tmp_path, names, [3], seed=5, batch_size=2)
-    generated = load_benchmark("imagenet-c", f"generated:{image_folder}", corruptions=names, severities=[3], seed=5)
+    generated = load_benchmark(
+        "imagenet-c", f"generated:{image_folder}", corruptions=names, severities=[3], seed=5
+    )
     seen = 0
     for sample in generated:
         written = tmp_path / sample.sample_id
         assert torch.equal(sample.image, decode(written)), sample.sample_id
         seen += 1
     assert seen == 3 * 3  # the broken JPEG is skipped by both
-    other = load_benchmark("imagenet-c", f"generated:{image_folder}", corruptions=["gaussian_noise"], severities=[3])
+    other = load_benchmark(
+        "imagenet-c", f"generated:{image_folder}", corruptions=["gaussian_noise"], severities=[3]
+    )
     first = next(iter(other))
     assert not torch.equal(first.image, decode(tmp_path / first.sample_id))  # seed 0: other noise
