@@ -1,14 +1,16 @@
 """Evaluation suites: the shipped YAML files load and validate, round-trip through JSON, carry the papers' protocol
 numbers, and every mistake in a user's file fails at load time naming the file, the entry and the closest names."""
 
+import csv
 import json
+import re
 import types
+from pathlib import Path
 
 import pytest
 import yaml
 
 from hf_vitrobust.corruptions import CORRUPTIONS, EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
-from hf_vitrobust.corruptions.occlusion import DEFAULT_RATIOS
 from hf_vitrobust.corruptions.perturbations import TEST_PERTURBATIONS
 from hf_vitrobust.data import BENCHMARKS
 from hf_vitrobust.evaluation import suite as suite_module
@@ -93,45 +95,120 @@ def test_defaults_of_a_minimal_user_file(tmp_path):
     assert (suite.batch_size, suite.seed, suite.chunk_size) == (64, 0, 256)
 
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _notebook_text(notebook: str) -> str:
+    """The stored stdout of a robustness-vit notebook (tests/fixtures/robustness_vit, commit b90ba6b)."""
+    data = json.loads((FIXTURES / "robustness_vit" / "notebook_outputs.json").read_text(encoding="utf-8"))
+    cells = data["notebooks"][notebook]["cells"]
+    return "".join(
+        "".join(output.get("text") or "")
+        if isinstance(output.get("text"), list)
+        else output.get("text") or ""
+        for cell in cells
+        for output in cell["outputs"]
+    )
+
+
+def _park_kim_cells(name: str) -> set[tuple[str, int]]:
+    """(corruption, severity) of each row of one of Park & Kim's results CSVs (tests/fixtures/how_do_vits_work)."""
+    with (FIXTURES / "how_do_vits_work" / name).open(newline="", encoding="utf-8") as handle:
+        return {(row[1], int(row[0])) for row in csv.reader(handle)}
+
+
+def _published_protocol(row_id: str) -> dict[str, str]:
+    """The protocol parts of one row of the shipped published-numbers table (read with the csv module)."""
+    text = (SUITES_DIR.parent.parent / "assets" / "published" / "published.csv").read_text(encoding="utf-8")
+    row = next(r for r in csv.DictReader(text.splitlines()) if r["row_id"] == row_id)
+    return dict(part.split("=", 1) for part in row["protocol"].split(";"))
+
+
 def test_paper_suite_holds_the_protocol_numbers():
+    """The paper suite runs Paul & Chen's protocol, as their notebooks' outputs and the results files show it."""
     suite = load_suite("paper")
     imagenet_c = suite.benchmark("imagenet-c").options
-    assert imagenet_c["corruptions"] == list(STANDARD_CORRUPTIONS + EXTRA_CORRUPTIONS)
-    assert len(imagenet_c["corruptions"]) == 19
-    assert imagenet_c["severities"] == [1, 2, 3, 4, 5]
-    assert suite.benchmark("imagenet-p").options == {"variant": list(TEST_PERTURBATIONS), "difficulty": 1}
-    assert suite.benchmark("imagenet-o").options == {"in_distribution": "default"}
-    assert {"mixed_same", "mixed_rand"} <= set(suite.benchmark("imagenet-9").options["variant"])
-    for name in ("occlusion", "fourier_heatmap", "deepfool"):
-        assert suite.probe(name).num_images == 1000
-    assert suite.probe("occlusion").params["ratios"] == list(DEFAULT_RATIOS) == [0.0, 0.05, 0.1, 0.2, 0.5]
-    assert suite.probe("fourier_heatmap").params["window"] == 63
-    assert suite.probe("deepfool").params == {
-        "steps": 50, "candidates": 10, "overshoot": 0.02, "spectrum": "paul-chen-notebook",
-    }  # fmt: skip
-    assert suite.probe("attention").params == {
-        "method": None, "head_fusion": "mean", "discard_ratio": 0.9, "normalization": "paul-chen-notebook",
-    }  # fmt: skip
+    # All 19 corruptions at 5 severities, in ImageNet-C's spelling: the cells of Park & Kim's CIFAR-100 file,
+    # written by the same ImageNet-C corruption list with its 4 extras (how-do-vits-work README, 28691e5).
+    cells = _park_kim_cells("cifar100_alexnet_dnn_corrupted.csv")
+    assert (
+        sorted(imagenet_c["corruptions"]) == sorted({c for c, _ in cells})
+        and len(imagenet_c["corruptions"]) == 19
+    )
+    assert imagenet_c["severities"] == sorted({s for _, s in cells})
+    # Occlusion (CutOut_ViT.ipynb): 1,000 images, unmasked, then the printed ratios.
+    cutout = _notebook_text("analysis/masking/CutOut_ViT.ipynb")
+    ratios = [float(r) for r in re.findall(r"^(0\.\d+): ", cutout, flags=re.M)]
+    assert set(re.findall(r"out of (\d+)", cutout)) == {"1000"}
+    occlusion = suite.probe("occlusion")
+    assert occlusion.num_images == 1000 and occlusion.params["ratios"] == [0.0, *ratios] == [
+        0.0,
+        0.05,
+        0.1,
+        0.2,
+        0.5,
+    ]
+    assert (
+        occlusion.params["hole"]
+        == _published_protocol("paul-chen/occlusion/top1/vit-l16-224/ratio-0")["hole"]
+    )
+    # PGD (PGD_ViT.ipynb): 100 images attacked, one "Original label" line each; the attack as the published row.
     pgd = suite.probe("pgd")
-    assert pgd.num_images == 100
-    assert pgd.params == {
-        "method": "adam", "eps": 0.001, "step_size": 0.0005, "steps": 10, "record": "paul-chen-notebook",
-    }  # fmt: skip
+    assert (
+        pgd.num_images == _notebook_text("analysis/pgd_attacks/PGD_ViT.ipynb").count("Original label:") == 100
+    )
+    published_pgd = _published_protocol("paul-chen/pgd/attacked/vit-l16-224")
+    assert {k: str(v) for k, v in pgd.params.items()} == published_pgd
     assert get_probe("pgd").selection_for(pgd.params) == "random"
-    assert get_probe("pgd").selection_for({"record": "every-step"}) == "correct"
+    # ImageNet-9 (ImageNet_9.ipynb): every variant the notebook scored.
+    scored = set(
+        re.findall(r"Accuracy on (\w+) is", _notebook_text("imagenet_results/imagenet_9/ImageNet_9.ipynb"))
+    )
+    assert (
+        scored
+        == {"original", "mixed_same", "mixed_rand"}
+        <= set(suite.benchmark("imagenet-9").options["variant"])
+    )
+    # ImageNet-A/R: the notebooks' top-1 over all 1000 classes is the headline, as the published rows state it.
+    for name in ("imagenet-a", "imagenet-r"):
+        published_mask = _published_protocol(f"paul-chen/{name}/top1/vit-b16")["class_mask"]
+        assert (
+            suite.benchmark(name).protocol
+            == {"class_mask": published_mask}
+            == {"class_mask": "paul-chen-1000"}
+        )
+    # ImageNet-P at difficulty 1 on the 10 test perturbations (ImageNet-P/test.py's default).
+    assert suite.benchmark("imagenet-p").options == {"variant": list(TEST_PERTURBATIONS), "difficulty": 1}
     assert set(suite.benchmark_names) == {
         "imagenet-val", "imagenet-c", "imagenet-p", "imagenet-a", "imagenet-r", "imagenet-o", "imagenet-9",
     }  # fmt: skip
 
 
 def test_mechanisms_suite_covers_park_and_kim():
+    """The mechanisms suite runs Park & Kim's protocol, as their results files show it."""
     suite = load_suite("mechanisms")
     noise = suite.probe("frequency_noise").params
     assert (noise["band"], noise["epsilon"], noise["epsilon_units"]) == ("park-kim", 0.7, "imagenet-std")
-    assert suite.benchmark("imagenet-c").options["corruptions"] == list(STANDARD_CORRUPTIONS)
+    # ImageNet-C: the 15 corruptions x 5 severities of their ImageNet results file.
+    cells = _park_kim_cells("imagenet_alexnet_dnn_corrupted.csv")
+    imagenet_c = suite.benchmark("imagenet-c").options
+    assert sorted(imagenet_c["corruptions"]) == sorted({c for c, _ in cells}) and len(cells) == 75
+    assert imagenet_c["severities"] == sorted({s for _, s in cells})
     assert suite.benchmark("cifar100-c").options["severities"] == [1, 2, 3, 4, 5]
-    # The training sets beside the evaluation sets: Park & Kim's Hessian and loss landscapes are measured on
-    # training mini-batches (how-do-vits-work losslandscape.ipynb passes `dataset_train`).
+    # The loss landscape: the grid's range and the published row's settings (the ImageNet run keeps its own
+    # augmentation, batch size and a coarser grid, which the published row's CIFAR-100 values are not).
+    with (FIXTURES / "how_do_vits_work" / "cifar100_vit_ti_losslandscape.csv").open(newline="") as handle:
+        grid = [(float(row[0]), float(row[1])) for row in csv.reader(handle)]
+    landscape = suite.probe("loss_landscape").params
+    assert landscape["x_range"] == [min(x for x, _ in grid), max(x for x, _ in grid)] == [-1.0, 1.0]
+    assert landscape["y_range"] == [min(y for _, y in grid), max(y for _, y in grid)]
+    published = _published_protocol("park-kim/loss_landscape/loss/resnet50-park-kim-cifar100/x=-0.7/y=-1.0")
+    for part in ("normalization", "l2_term", "loss_average", "augmentation_draw"):
+        assert landscape[part] == published[part], part
+    assert landscape["weight_decay"] == float(published["weight_decay"])
+    assert ",".join(landscape["exclude"]) == published["exclude"]
+    # Park & Kim's Hessian and loss landscapes are measured on training mini-batches (how-do-vits-work
+    # losslandscape.ipynb passes `dataset_train`).
     assert {"imagenet-val", "imagenet-train", "cifar100", "cifar100-train"} <= set(suite.benchmark_names)
     assert set(suite.probe_names) == {
         "hessian", "feature_fourier", "feature_variance", "cka", "frequency_noise", "lesion", "loss_landscape",
