@@ -234,3 +234,16 @@ def test_suite_change_refusal_names_each_started_step_and_the_results_wide_setti
         "the suite's seed changed (1 -> 2); probe occlusion removed after it ran (remove "
         f"{tmp_path / 'm' / 'probes' / 'occlusion'} to run it again with the new settings)"
     )
+
+
+def test_a_default_source_that_cannot_be_read_is_named(tmp_path):
+    """A benchmark without a source reads its default Hub copy; offline, the error names that copy (it said
+    "cannot read source None" before), before any work."""
+    suite = {**_suite({}), "benchmarks": {"imagenet-r": {"limit": 2}}}
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    output = tmp_path / "run"
+    with pytest.raises(
+        EvaluationError, match=r"imagenet-r: cannot read source 'axiong/imagenet-r' \(its default source\)"
+    ):
+        evaluate(EvaluationConfig(suite=str(tmp_path / "suite.json"), output=output, progress=False))
+    assert not output.exists()
