@@ -191,11 +191,21 @@ def test_timm_checkpoint_is_self_contained_and_its_card_names_timm(tmp_path):
     stage = tmp_path / "stage"
     stage_model(stage, folder, image_processor=ImageProcessorSpec(32, (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)))
     config = json.loads((stage / "config.json").read_text())
-    assert config["pretrained_cfg"]["mean"] == [0.5, 0.5, 0.5] and config["pretrained_cfg"]["input_size"] == [
-        3,
-        32,
-        32,
-    ]
+    # The spec's preprocessing exactly: a resize of the shorter side to 32 by bilinear interpolation, as the
+    # package's own processors (AlterNet's ConvNext processor) resize.
+    assert config["pretrained_cfg"] == {
+        "input_size": [3, 32, 32],
+        "crop_pct": 1.0,
+        "crop_mode": "center",
+        "interpolation": "bilinear",
+        "mean": [0.5, 0.5, 0.5],
+        "std": [0.25, 0.25, 0.25],
+        "num_classes": 3,
+    }
+    from transformers import AutoImageProcessor
+
+    resize = AutoImageProcessor.from_pretrained(stage).val_transforms.transforms[0]
+    assert resize.interpolation.value == "bilinear" and resize.size == 32
     pixels = torch.randn(2, 3, 32, 32)
     logits, out = _isolated(stage, pixels, tmp_path / "iso")
     # The reference is the saved folder as transformers loads it: a TimmWrapper loaded with from_pretrained differs
