@@ -456,7 +456,9 @@ def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, A
     loss_curve = None
     if losses.ndim == 2 and losses.shape[1] == mean.size and mean.size and losses.shape[0] == count:
         std = losses.std(axis=0, ddof=1) if count > 1 else np.full(mean.size, np.nan)
-        loss_curve = mean_curve(mean, std, count, confidence_level, NON_NEGATIVE)
+        # A cross-entropy is >= 0; the notebook's record is its negation, <= 0.
+        support = (None, 0.0) if probe.get("record") == "paul-chen-notebook" else NON_NEGATIVE
+        loss_curve = mean_curve(mean, std, count, confidence_level, support)
     fooled = probe.get("num_fooled")
     if fooled is None:
         fooled = counts_from_means(probe.get("success_rate"), count)

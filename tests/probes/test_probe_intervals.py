@@ -290,6 +290,29 @@ def test_deepfool_mean_l2_is_clipped_at_zero_and_keeps_its_upper_bound():
     )
 
 
+def test_pgd_loss_intervals_keep_the_sign_of_their_record():
+    """The every-step record holds cross-entropies (>= 0: the interval is clipped at 0); Paul & Chen's notebook
+    record holds their negation (<= 0: clipped at 0 from above, never at 0 from below, which would put the lower
+    bound above the mean). Three images, two steps; expectations from scipy's t-interval."""
+    losses = np.array([[0.01, 0.9], [0.02, 1.1], [2.5, 1.3]])
+    for record, sign in (("every-step", 1.0), ("paul-chen-notebook", -1.0)):
+        values = sign * losses
+        probe = {
+            "record": record,
+            "losses": values.tolist(),
+            "loss_mean": values.mean(axis=0).tolist(),
+            "num_images": 3,
+            "num_fooled": 1,
+        }
+        entry = PROBES.get("pgd").probe_intervals(probe, 0.95)["loss_mean"]
+        for step in range(2):
+            low, high = student_t(values[:, step])
+            expected = (max(low, 0.0), high) if sign > 0 else (low, min(high, 0.0))
+            assert (entry["low"][step], entry["high"][step]) == pytest.approx(expected, abs=1e-12)
+            assert entry["low"][step] <= values[:, step].mean() <= entry["high"][step]
+    assert student_t(-losses[:, 0])[1] > 0.0  # the notebook's first step needs the clip at 0 from above
+
+
 def test_an_accuracy_drop_without_discordant_images_is_not_zero_width():
     """Issue 38: a lesion that changes no prediction has a drop of 0 on every image (s = 0). Its interval is the
     share bound of a mean of values in [-1, 1], +/- z^2 / (n + z^2) (Wilson at 0 of the n images, written out
