@@ -92,13 +92,13 @@ def main() -> None:
     images_per_process = gather_object([len(clean_rows)])
     clean_rows = sorted(dict((row[0], row) for row in gather_object(clean_rows)).values())
     corrupted_rows = sorted(dict((row[0], row) for row in gather_object(corrupted_rows)).values())
+    accelerator.end_training()  # every process leaves the process group before it exits
     if not accelerator.is_main_process:
         return
     _, *columns = zip(*corrupted_rows, strict=True)  # predictions, labels, corruptions, severities
     _, clean_predicted, clean_labels, _, _ = zip(*clean_rows, strict=True)
     clean = {"clean_predictions": clean_predicted, "clean_references": clean_labels}
-    # allow_partial: with fewer than the 15 x 5 cells, the means cover the cells present.
-    result = mean_corruption_error(*columns, allow_partial=True, **clean)
+    result = mean_corruption_error(*columns, allow_partial=True, **clean)  # the means cover the cells present
     print(
         f"{args.model}: mCE {result.mce:.2f} % (relative {result.relative_mce:.2f} %), clean error "
         f"{result.clean_error:.2f} %, over {len(result.ce)} corruptions x {len(args.severities)} severities, "

@@ -79,6 +79,7 @@ def main() -> None:
     # Each chunk once (keyed by its index), merged in chunk order.
     chunks_per_process = gather_object([len(partials)])
     gathered = dict(gather_object(partials))
+    accelerator.end_training()  # every process leaves the process group before it exits
     if not accelerator.is_main_process:
         return
     merged = spec.merge([gathered[index] for index in sorted(gathered)])
