@@ -5,6 +5,7 @@ written as the runner writes them, with the correctness each test chooses."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hf_vitrobust.analysis.published import PublishedNumber
 from hf_vitrobust.analysis.record import model_key
 from hf_vitrobust.analysis.results import SCHEMA, SCHEMA_VERSION
 
@@ -125,4 +127,35 @@ def write_run(
     return folder
 
 
-__all__ = ["Model", "accuracy_frame", "cell_frame", "write_run"]
+def published_row(**changes: Any) -> PublishedNumber:
+    """A published number as a row of published.csv states one: by default Paul & Chen's ImageNet-A top-1 of
+    ViT-L/16 (the notebook's 1000-class mask and squash), on 7,500 images; `changes` replace any column."""
+    row = PublishedNumber(
+        row_id="paul-chen/imagenet-a/top1/vit-l16",
+        paper="paul-chen",
+        where="test",
+        model="ViT-L_16",
+        model_key="vit-l16",
+        model_id="google/vit-large-patch16-384",
+        model_match="same-weights",
+        benchmark="imagenet-a",
+        metric="top-1 %",
+        condition="",
+        protocol="class_mask=paul-chen-1000;preprocessing=native-resize",
+        value=100.0 * 2108 / 7500,
+        unit="%",
+        images=7500,
+        image_set="all",
+        source_repo="sayakpaul/robustness-vit",
+        source_file="x.ipynb",
+        source_commit="b90ba6b7a365ee9a30b583211f6681d33e9fddf0",
+        source_url="",
+        read_from="notebook-output",
+        location="cell 1",
+        reading_precision=5e-6,
+        note="",
+    )
+    return dataclasses.replace(row, **changes)
+
+
+__all__ = ["Model", "accuracy_frame", "cell_frame", "published_row", "write_run"]

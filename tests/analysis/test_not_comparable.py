@@ -5,11 +5,9 @@ reason and no other."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
-from reproduction_runs import Model, accuracy_frame, cell_frame, write_run
+from reproduction_runs import Model, accuracy_frame, cell_frame, published_row, write_run
 
 from hf_vitrobust.analysis.published import PublishedNumber
 from hf_vitrobust.analysis.published_vs_ours import REASONS, compare_published
@@ -24,32 +22,9 @@ N, K = 400, 120  # 30 % right
 
 def published(**changes) -> PublishedNumber:
     """A published ImageNet-A top-1 of ViT-L/16 that the run below reproduces exactly."""
-    row = PublishedNumber(
-        row_id="test/imagenet-a/top1/vit-l16",
-        paper="paul-chen",
-        where="test",
-        model="ViT-L_16",
-        model_key="vit-l16",
-        model_id=SPEC,
-        model_match="same-weights",
-        benchmark="imagenet-a",
-        metric="top-1 %",
-        condition="",
-        protocol="class_mask=paul-chen-1000;preprocessing=native-resize",
-        value=100.0 * K / N,
-        unit="%",
-        images=N,
-        image_set="all",
-        source_repo="sayakpaul/robustness-vit",
-        source_file="x.ipynb",
-        source_commit="b90ba6b7a365ee9a30b583211f6681d33e9fddf0",
-        source_url="",
-        read_from="notebook-output",
-        location="cell 1",
-        reading_precision=5e-6,
-        note="",
+    return published_row(
+        **{"row_id": "test/imagenet-a/top1/vit-l16", "value": 100.0 * K / N, "images": N, **changes}
     )
-    return dataclasses.replace(row, **changes)
 
 
 def _run(folder, models, **kwargs) -> RunModel:

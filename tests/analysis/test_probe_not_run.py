@@ -1,7 +1,7 @@
 """A probe the run recorded as not run (issue 38, point 1) says so, with its reason, in the report's probe table
 and in the published-vs-ours comparison, instead of looking absent."""
 
-from reproduction_runs import Model, accuracy_frame, write_run
+from reproduction_runs import Model, accuracy_frame, published_row, write_run
 
 from hf_vitrobust.analysis.published import PublishedNumber
 from hf_vitrobust.analysis.published_vs_ours import compare_published
@@ -16,30 +16,16 @@ SPEC = "timm/vit_large_patch16_224"
 
 def _row() -> PublishedNumber:
     """Paul & Chen's occlusion accuracy of ViT-L/16 at half the image masked, as the table states one."""
-    return PublishedNumber(
+    return published_row(
         row_id="paul-chen/occlusion/top1/vit-l16/0.5",
-        paper="paul-chen",
-        where="test",
-        model="ViT-L_16",
-        model_key="vit-l16",
         model_id=SPEC,
-        model_match="same-weights",
         benchmark="occlusion",
-        metric="top-1 %",
         condition="ratio=0.5",
         protocol="hole=albumentations-1;image_list=paul-chen-occlusion-1k",
         value=60.4,
-        unit="%",
         images=1000,
         image_set="published-list",
-        source_repo="sayakpaul/robustness-vit",
-        source_file="x.ipynb",
-        source_commit="b90ba6b7a365ee9a30b583211f6681d33e9fddf0",
-        source_url="",
-        read_from="notebook-output",
-        location="cell 1",
         reading_precision=0.05,
-        note="",
     )
 
 

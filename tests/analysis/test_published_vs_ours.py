@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-from reproduction_runs import Model, accuracy_frame, cell_frame, write_run
+from reproduction_runs import Model, accuracy_frame, cell_frame, published_row, write_run
 from scipy.stats import binomtest
 
 from hf_vitrobust.analysis.published import PublishedNumber
@@ -31,32 +31,7 @@ N, K = 7500, 2108  # 28.1067 % correct
 
 def published(**changes) -> PublishedNumber:
     """A published ImageNet-A top-1 of ViT-L/16, as the table states one."""
-    row = PublishedNumber(
-        row_id="paul-chen/imagenet-a/top1/vit-l16",
-        paper="paul-chen",
-        where="test",
-        model="ViT-L_16",
-        model_key="vit-l16",
-        model_id=SPEC,
-        model_match="same-weights",
-        benchmark="imagenet-a",
-        metric="top-1 %",
-        condition="",
-        protocol="class_mask=paul-chen-1000;preprocessing=native-resize",
-        value=100.0 * K / N,
-        unit="%",
-        images=N,
-        image_set="all",
-        source_repo="sayakpaul/robustness-vit",
-        source_file="x.ipynb",
-        source_commit="b90ba6b7a365ee9a30b583211f6681d33e9fddf0",
-        source_url="",
-        read_from="notebook-output",
-        location="cell 1",
-        reading_precision=5e-6,
-        note="",
-    )
-    return dataclasses.replace(row, **changes)
+    return published_row(**{"value": 100.0 * K / N, "images": N, **changes})
 
 
 def _correct(n: int, k: int, seed: int = 0) -> np.ndarray:
