@@ -143,6 +143,14 @@ def _augmentation_seed(seed: int, index: int) -> int:
     return (high << 32) | int(sample_keys(seed, ids, _AUGMENTATION_STREAM + "/low")[0])
 
 
+def _check_method_settings(method: str, iterations: int, top_k: int, density: bool) -> None:
+    """Lanczos keeps at most `iterations` Ritz values; the spectral density is Lanczos quadrature."""
+    if method == "lanczos" and iterations < top_k:
+        raise ValueError(f"Lanczos needs iterations >= top_k, got iterations={iterations}, top_k={top_k}.")
+    if method != "lanczos" and density:
+        raise ValueError("density true needs method 'lanczos' (stochastic Lanczos quadrature).")
+
+
 def hessian_spectrum(
     classifier: Classifier,
     images: torch.Tensor | object,
@@ -213,10 +221,7 @@ def hessian_spectrum(
     for name, value in (("top_k", top_k), ("iterations", iterations), ("density_vectors", density_vectors)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}.")
-    if method == "lanczos" and iterations < top_k:
-        raise ValueError(f"Lanczos needs iterations >= top_k, got iterations={iterations}, top_k={top_k}.")
-    if method != "lanczos" and density:
-        raise ValueError("density=True needs method='lanczos' (stochastic Lanczos quadrature).")
+    _check_method_settings(method, iterations, top_k, density)
     if not isinstance(weight_decay, int | float) or not math.isfinite(weight_decay) or weight_decay < 0:
         raise ValueError(f"weight_decay must be a finite float >= 0, got {weight_decay!r}.")
     if regularizer not in REGULARIZERS:
@@ -393,12 +398,9 @@ def _image_count(probe: Mapping[str, Any]) -> int | None:
 def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) -> None:
     """Lanczos keeps at most `iterations` Ritz values; the spectral density is Lanczos quadrature."""
     iterations = params["iterations"]
-    if params["method"] == "lanczos" and iterations is not None and iterations < params["top_k"]:
-        raise ValueError(
-            f"Lanczos needs iterations >= top_k, got iterations={iterations}, top_k={params['top_k']}."
-        )
-    if params["method"] != "lanczos" and params["density"]:
-        raise ValueError("density true needs method 'lanczos' (stochastic Lanczos quadrature).")
+    if iterations is None:
+        iterations = _DEFAULT_ITERATIONS[params["method"]]
+    _check_method_settings(params["method"], iterations, params["top_k"], params["density"])
 
 
 SPEC = register_probe(

@@ -119,6 +119,15 @@ def _check_positive(value: Any, name: str) -> float:
     return float(value)
 
 
+def _check_record(record: str, method: str, random_start: bool) -> None:
+    """Paul & Chen's notebook record is its Adam attack from delta = 0."""
+    if record == "paul-chen-notebook" and (method != "adam" or random_start):
+        raise ValueError(
+            'record "paul-chen-notebook" is the notebook\'s Adam attack from delta = 0: it needs method "adam" '
+            f"and random_start false, got method {method!r} and random_start {random_start!r}."
+        )
+
+
 def _check_attack(
     classifier: Classifier, method: str, eps: float, step_size: float | None, steps: int
 ) -> float:
@@ -315,11 +324,7 @@ def pgd_loss_progression(
     if record not in RECORDS:
         raise ValueError(f"record must be one of {RECORDS}, got {record!r}.")
     notebook = record == "paul-chen-notebook"
-    if notebook and (method != "adam" or random_start):
-        raise ValueError(
-            'record "paul-chen-notebook" is the notebook\'s Adam attack from delta = 0: it needs method "adam" '
-            f"and random_start False, got method {method!r} and random_start {random_start!r}."
-        )
+    _check_record(record, method, random_start)
     if num_images is not None and (
         isinstance(num_images, bool) or not isinstance(num_images, int) or num_images < 1
     ):
@@ -538,11 +543,7 @@ def draw_pgd(data: SeriesData, ax: Axes | None = None) -> Figure | None:
 
 def _joint_check(params: Mapping[str, Any], input_size: tuple[int, int] | None) -> None:
     """Paul & Chen's notebook record is its Adam attack from delta = 0."""
-    if params["record"] == "paul-chen-notebook" and (params["method"] != "adam" or params["random_start"]):
-        raise ValueError(
-            'record "paul-chen-notebook" is the notebook\'s Adam attack from delta = 0: it needs method "adam" '
-            f"and random_start false, got method {params['method']!r} and random_start {params['random_start']!r}."
-        )
+    _check_record(params["record"], params["method"], params["random_start"])
 
 
 SPEC = register_probe(
