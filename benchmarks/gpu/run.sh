@@ -47,7 +47,7 @@ step() {  # step NAME SECONDS COMMAND...: run under a time limit, log to $OUT/NA
 
 step cuda_tests 90 python3 -m pytest -q -p no:cacheprovider -o addopts="" -rsP tests/corruptions/test_cuda_parity.py \
   tests/data/test_generated_device.py::test_generate_prepared_on_a_gpu_within_the_device_tolerance
-step corruptions 120 python3 benchmarks/corruptions.py --device "$DEVICE" --images "$IMAGES" --reference-images 2 --vit-b16
+step corruptions 120 python3 benchmarks/corruptions.py --device "$DEVICE" --images "$IMAGES" --peers none --vit-b16
 for part in fourier attacks hessian; do  # one limit each, so that a slow part cannot stop the others
   step probes 60 python3 benchmarks/probes.py --device "$DEVICE" --threads 16 --part "$part"
 done
