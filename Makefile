@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --disable-pip-version-check -q -c constraints.txt
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench bench-corruptions clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ lint: $(VENV)/.dev-installed
 
 bench: $(VENV)/.dev-installed
 	$(PY) benchmarks/alternet_forward.py $(BENCH_ARGS)
+
+# ImageNet-C against the maintained peers, each installed in its own venv under .peer-venvs/ (git-ignored).
+bench-corruptions: $(VENV)/.dev-installed
+	bash benchmarks/peers/install.sh $(PYTHON)
+	$(PY) benchmarks/corruptions.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
