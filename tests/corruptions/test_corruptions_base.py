@@ -4,6 +4,7 @@ import ast
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -179,3 +180,55 @@ def test_every_corruption_is_deterministic_per_sample_and_truncates_to_uint8(pho
     else:
         assert torch.equal(together, other_seed) and torch.equal(together, other_ids)
         assert torch.equal(twins[0], twins[1])
+
+
+def test_uint8_conversion_is_the_references_truncation():
+    """`from_unit_float` to uint8 is NumPy's `np.uint8(np.clip(x, 0, 1) * 255)`, on values in and out of [0, 1]."""
+    values = torch.cat(
+        [torch.linspace(-0.5, 1.5, 20001), torch.rand(100_000, generator=torch.Generator().manual_seed(1))]
+    )
+    values = torch.cat([values, torch.arange(256) / 255.0, torch.tensor([-0.0, 1.0, 0.9999999])])
+    like = torch.zeros(1, dtype=torch.uint8)
+    expected = np.uint8(np.clip(values.numpy().astype(np.float32), 0, 1) * np.float32(255))
+    assert np.array_equal(from_unit_float(values, like).numpy(), expected)
+
+
+def _uint8_cases(photos: torch.Tensor) -> list[torch.Tensor]:
+    """Photos plus the pixels where colour formulas have edge cases: black, grey, white, one channel largest or
+    several tied, and every level in each channel."""
+    levels = torch.arange(256, dtype=torch.uint8)
+    ramps = torch.stack([levels, levels.flip(0), levels.roll(85)]).view(1, 3, 1, 256).expand(1, 3, 32, 256)
+    special = torch.tensor(
+        [
+            [0, 0, 0],
+            [255, 255, 255],
+            [128, 128, 128],
+            [255, 255, 0],
+            [0, 255, 255],
+            [1, 0, 0],
+            [200, 17, 200],
+        ],
+        dtype=torch.uint8,
+    )
+    edges = special.T.reshape(1, 3, 1, 7).repeat(1, 1, 40, 6)
+    noise = torch.randint(
+        0, 256, (2, 3, 36, 44), dtype=torch.uint8, generator=torch.Generator().manual_seed(2)
+    )
+    return [photos, ramps.contiguous(), edges, noise]
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in registered_corruptions() if get_corruption(n).uint8_fn is not None]
+)
+def test_uint8_routes_equal_the_float_route(photos, name):
+    """A corruption's uint8 CPU route gives exactly what its float function gives after the uint8 conversion."""
+    corruption = get_corruption(name)
+    for images in _uint8_cases(photos):
+        ids = torch.arange(len(images)) + 11
+        for profile in ("imagenet", "cifar"):
+            for severity in (1, 2, 3, 4, 5):
+                fast = corrupt(images, name, severity, seed=5, sample_ids=ids, profile=profile)
+                generic = from_unit_float(
+                    corruption.fn(to_unit_float(images), severity, profile, 5, ids), images
+                )
+                assert torch.equal(fast, generic), (name, profile, severity, tuple(images.shape))
