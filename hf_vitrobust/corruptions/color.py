@@ -71,15 +71,46 @@ def hsv_to_rgb(hsv: torch.Tensor) -> torch.Tensor:
     return candidates.gather(1, choice)
 
 
-@register_corruption("brightness")
+def _brightness_levels(severity: int, profile: str) -> float:
+    """The brightness shift of the HSV value channel, in 8-bit levels (a multiple of 1/4, exact in float32)."""
+    return BRIGHTNESS[profile][severity - 1] * 255.0
+
+
+def _brightness_uint8(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """`brightness` on uint8 levels: floor(C * V' / V) for each channel level C, computed as C * (V' / V)
+    with the ratio nudged up by 2^-20 so that float rounding never lands below an exact integer.
+
+    V' / V has a denominator of at most 4 * 255, so a non-integer result is at least 1/1020 from the next
+    integer, far more than the nudge (< 0.0003 levels at 255): the floor is exact, as in `brightness`.
+    """
+    value = images.amax(1)
+    new_value = (value.float() + _brightness_levels(severity, profile)).clamp_(max=255.0)
+    ratio = new_value.div_(value.clamp(min=1)).mul_(1.0 + 2.0**-20)
+    out = images.float().mul_(ratio.unsqueeze(1)).to(torch.int16).to(torch.uint8)
+    if value.min() == 0:  # black pixels (C = V = 0 above) become grey V' = the shift
+        black_level = int(_brightness_levels(severity, profile))
+        out.bitwise_or_(value.eq(0).to(torch.uint8).mul_(black_level).unsqueeze(1))
+    return out
+
+
+@register_corruption("brightness", uint8_fn=_brightness_uint8)
 def brightness(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
 ) -> torch.Tensor:
-    """Brighten: add a constant to the HSV value channel (clipped to [0, 1]) and convert back to RGB."""
-    shift = BRIGHTNESS[profile][severity - 1]
-    hsv = rgb_to_hsv(images)
-    hsv = torch.cat((hsv[:, :2], (hsv[:, 2:] + shift).clamp(0.0, 1.0)), dim=1)
-    return hsv_to_rgb(hsv).clamp(0.0, 1.0)
+    """Brighten: add a constant to the HSV value channel (clipped to [0, 1]) and convert back to RGB.
+
+    skimage's `hsv2rgb(rgb2hsv(x))` with the value V raised to V' scales every channel by V' / V (hue and
+    saturation are ratios of channel differences to V), and a black pixel becomes grey V'; so this computes
+    `x * V' / V` directly, in 8-bit levels, where for uint8 input the result is exact before the truncation
+    (`_brightness_uint8`, the uint8 CPU route, gives the same bits without the float round trip).
+    """
+    levels = images * 255.0
+    value = levels.amax(1, keepdim=True)
+    new_value = (value + _brightness_levels(severity, profile)).clamp(max=255.0)
+    scaled = torch.where(value > 0, levels * new_value / value, new_value)
+    return scaled / 255.0
 
 
 @register_corruption("contrast")

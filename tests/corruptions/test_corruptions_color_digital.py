@@ -232,3 +232,26 @@ def test_dtypes_determinism_and_batch_invariance(name, cifar_photos, wide_photo)
 def test_changes_the_image(name, square_photos):
     photos = square_photos[:1]
     assert _mean_abs_diff(corrupt(photos, name, 5), photos) > 3.0
+
+
+@pytest.mark.parametrize("profile", ["imagenet", "cifar"])
+def test_brightness_is_the_exact_hsv_value_scaling(profile):
+    """For uint8 input, brightness is floor(C * V' / V) exactly, in integers: skimage's hsv2rgb(rgb2hsv(x)) with
+    V raised to V' = min(V + 255 * shift, 255) scales every channel C by V' / V; black becomes grey V'. Every pair
+    (C <= V) appears, as green beside a red V, with blue 0 and blue = C."""
+    value, level = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
+    keep = level <= value
+    pixels = np.stack([value[keep], level[keep], level[keep] * (value[keep] % 2)])  # (3, 32896)
+    images = torch.from_numpy(pixels.astype(np.uint8)).view(1, 3, 128, 257)
+    for severity in SEVERITIES:
+        quarter_levels = round(
+            BRIGHTNESS[profile][severity - 1] * 255 * 4
+        )  # 255 * shift is a multiple of 1/4
+        new_value4 = np.minimum(4 * pixels.max(0) + quarter_levels, 4 * 255)
+        expected = np.where(
+            pixels.max(0) > 0, pixels * new_value4 // np.maximum(4 * pixels.max(0), 1), new_value4 // 4
+        )
+        ours = corrupt(images, "brightness", severity, profile=profile).view(3, -1).numpy()
+        np.testing.assert_array_equal(ours, expected.astype(np.uint8), err_msg=f"{profile} {severity}")
+        as_float = corrupt(images.float() / 255, "brightness", severity, profile=profile)
+        np.testing.assert_array_equal((as_float * 255).floor().view(3, -1).numpy(), expected)
