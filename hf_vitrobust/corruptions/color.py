@@ -3,8 +3,10 @@
 
 Batched re-implementations of the reference functions (the `imagecorruptions` package for the "imagenet" profile,
 `make_cifar_c.py` of hendrycks/robustness for the "cifar" profile). Brightness and saturate edit one channel of
-the HSV colour space; `rgb_to_hsv` and `hsv_to_rgb` follow scikit-image's `rgb2hsv` and `hsv2rgb`, which the
-reference uses, including their conventions for grey (delta == 0) and black (max == 0) pixels.
+scikit-image's HSV colour space (`rgb2hsv`, `hsv2rgb`, which the reference uses, including their conventions for
+grey (delta == 0) and black (max == 0) pixels); each is computed as the per-pixel scaling of RGB that the HSV round
+trip amounts to, in 8-bit levels, exact before the truncation for uint8 input, with a uint8 CPU route that skips
+the float conversions. `rgb_to_hsv` and `hsv_to_rgb` (used by ImageNet-P's brightness) follow scikit-image.
 """
 
 import torch
@@ -126,15 +128,53 @@ def contrast(
     return ((images - means) * factor + means).clamp(0.0, 1.0)
 
 
-@register_corruption("saturate")
+def _saturate_tenths(severity: int, profile: str) -> tuple[int, int]:
+    """The profile's (scale, shift) of the saturation in tenths, as integers (every table entry is a tenth)."""
+    scale, shift = SATURATE[profile][severity - 1]
+    return round(scale * 10), round(shift * 10)
+
+
+def _saturate_levels(levels: torch.Tensor, severity: int, profile: str) -> torch.Tensor:
+    """`saturate` of 8-bit levels (N, 3, H, W) as floats 0..255 (overwritten), returning levels.
+
+    skimage's `hsv2rgb(rgb2hsv(x))` with the saturation S = D / V (D = V - min) changed to S' keeps the largest
+    channel V and moves every channel C away from V by the factor k = S' * V / D: C' = V - k * (V - C). With the
+    scale and shift in tenths (a, b), S' * V = min(a * D + b * V, 10 * V) / 10, so k = min(aD + bV, 10V) / (10D).
+    Grey pixels (D = 0) have hue 0, so they become (V, V (10 - b) / 10, V (10 - b) / 10).
+    For integer levels every product and quotient here is exact or rounded once, and a non-integer C' is at least
+    1 / 2550 from an integer, so the floor of the result is the exact one.
+    """
+    scale, shift = _saturate_tenths(severity, profile)
+    value = levels.amax(1, keepdim=True)
+    delta = value - levels.amin(1, keepdim=True)
+    # Grey pixels lose V * b / 10 in green and blue; 0 elsewhere (then adding it changes nothing).
+    grey_loss = value.mul(shift).mul_(delta == 0).div_(10.0) if shift > 0 else None
+    numerator = delta.mul(scale).add_(value.mul(shift))
+    numerator = torch.minimum(numerator, value.mul(10.0), out=numerator)
+    # Grey pixels: V - C = 0 in every channel, so any positive denominator gives C' = V.
+    denominator = delta.mul_(10.0).clamp_(min=torch.finfo(delta.dtype).tiny)
+    loss = torch.sub(value, levels, out=levels).mul_(numerator).div_(denominator)
+    if grey_loss is not None:
+        loss[:, 1:] += grey_loss
+    return torch.sub(value, loss, out=loss)
+
+
+def _saturate_uint8(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """`saturate` on uint8 levels: the same arithmetic as `saturate` (whose levels x * 255 are these exactly),
+    truncated directly (exact, see `_saturate_levels`) instead of through [0, 1] floats."""
+    return _saturate_levels(images.float(), severity, profile).to(torch.int16).to(torch.uint8)
+
+
+@register_corruption("saturate", uint8_fn=_saturate_uint8)
 def saturate(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
 ) -> torch.Tensor:
     """Change saturation: HSV saturation becomes `clip(s * scale + shift, 0, 1)`, then back to RGB.
 
-    As in the reference, grey pixels have hue 0, so a positive shift tints them red.
+    As in the reference, grey pixels have hue 0, so a positive shift tints them red. Computed per pixel as a
+    scaling of each channel's distance to the largest one (`_saturate_levels`), the same in exact arithmetic as
+    skimage's HSV round trip, and exact before the truncation for uint8 input.
     """
-    scale, shift = SATURATE[profile][severity - 1]
-    hsv = rgb_to_hsv(images)
-    hsv = torch.cat((hsv[:, :1], (hsv[:, 1:2] * scale + shift).clamp(0.0, 1.0), hsv[:, 2:]), dim=1)
-    return hsv_to_rgb(hsv).clamp(0.0, 1.0)
+    return _saturate_levels(images * 255.0, severity, profile).div_(255.0)

@@ -255,3 +255,31 @@ def test_brightness_is_the_exact_hsv_value_scaling(profile):
         np.testing.assert_array_equal(ours, expected.astype(np.uint8), err_msg=f"{profile} {severity}")
         as_float = corrupt(images.float() / 255, "brightness", severity, profile=profile)
         np.testing.assert_array_equal((as_float * 255).floor().view(3, -1).numpy(), expected)
+
+
+@pytest.mark.parametrize("profile", ["imagenet", "cifar"])
+def test_saturate_is_the_exact_hsv_saturation_change(profile):
+    """For uint8 input, saturate is the floor of the exact HSV round trip, in integers. With S = D / V (D = V - min)
+    and S' = min(S * scale + shift, 1), skimage's hsv2rgb keeps V, and the hue's sextant fraction puts every other
+    channel at V - S' V (V - C) / D; with scale = a / 10 and shift = b / 10 that is
+    V - min(aD + bV, 10V) (V - C) / (10 D). Grey pixels (hue 0) become (V, V (1 - S'), V (1 - S'))."""
+    rng = np.random.default_rng(3)
+    special = [
+        [0, 255, 7, 200, 255, 3],
+        [0, 255, 7, 10, 0, 2],
+        [0, 255, 7, 10, 0, 3],
+    ]  # black, white, grey, ties
+    pixels = np.concatenate([rng.integers(0, 256, (3, 19994)), special], axis=1)
+    images = torch.from_numpy(pixels.astype(np.uint8)).view(1, 3, 100, 200)
+    value, delta = pixels.max(0), pixels.max(0) - pixels.min(0)
+    for severity in SEVERITIES:
+        scale, shift = SATURATE[profile][severity - 1]
+        a, b = round(scale * 10), round(shift * 10)  # every entry of the tables is a tenth
+        numerator = np.minimum(a * delta + b * value, 10 * value)
+        moved = (10 * delta * value - numerator * (value - pixels)) // np.maximum(10 * delta, 1)
+        grey = np.stack([value, value * (10 - b) // 10, value * (10 - b) // 10])
+        expected = np.where(delta > 0, moved, grey)
+        ours = corrupt(images, "saturate", severity, profile=profile).view(3, -1).numpy()
+        np.testing.assert_array_equal(ours, expected.astype(np.uint8), err_msg=f"{profile} {severity}")
+        as_float = corrupt(images.float() / 255, "saturate", severity, profile=profile)
+        np.testing.assert_array_equal((as_float * 255).floor().view(3, -1).numpy(), expected)
