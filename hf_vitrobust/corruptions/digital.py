@@ -4,7 +4,8 @@
 The reference runs both on 8-bit PIL images, so here both work on 8-bit levels too: float input is first rounded
 to the nearest of the 256 levels (`round(x * 255)`, exact for input that came from uint8) and the output lies on
 the 1/255 grid, so that uint8 input gives the reference's uint8 output. Pixelate reproduces Pillow's resampling
-(its BOX filter in 22-bit fixed point with rounding after each pass, and its NEAREST scaling) exactly, batched.
+(its BOX filter in 22-bit fixed point with rounding after each pass, and its NEAREST scaling) exactly, batched;
+uint8 images on the CPU go through Pillow itself, which is faster there and gives the same bits.
 JPEG goes through libjpeg via torchvision, on the CPU, one encode and decode per image.
 """
 
@@ -13,9 +14,10 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from PIL import Image
 from torchvision.io import ImageReadMode, decode_jpeg, encode_jpeg
 
-from .base import register_corruption
+from .base import from_unit_float, register_corruption, to_unit_float
 
 # JPEG quality. imagenet: imagecorruptions/corruptions.py `jpeg_compression`;
 # cifar: ImageNet-C/create_c/make_cifar_c.py `jpeg_compression`.
@@ -30,6 +32,9 @@ PIXELATE = {
     "imagenet": (0.6, 0.5, 0.4, 0.3, 0.25),
     "cifar": (0.95, 0.9, 0.85, 0.75, 0.65),
 }
+
+# The smallest image side for which pixelate's per-image Pillow route is faster than the batched float route.
+_PILLOW_MIN_SIDE = 64
 
 # Pillow's fixed-point precision for 8-bit resampling (Resample.c: PRECISION_BITS = 32 - 8 - 2).
 _PRECISION_BITS = 22
@@ -99,7 +104,34 @@ def nearest_resize(levels: torch.Tensor, height: int, width: int) -> torch.Tenso
     return levels.index_select(-2, rows).index_select(-1, columns)
 
 
-@register_corruption("pixelate")
+def _pixelate_uint8(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """`pixelate` of uint8 images on the CPU through Pillow itself, the reference's resampler: the same bits as
+    the float route (which reproduces Pillow), about five times faster on one thread at 224x224.
+
+    One RGB Pillow image per image (Pillow resizes have no batched form): its resampling loops handle the three
+    channels together, which makes this faster than one call over all planes stacked as a single 8-bit image.
+    Below 64 pixels a side the per-image calls cost more than they save (measured at 32x32 and 48x48), so small
+    images take the float route.
+    """
+    factor = PIXELATE[profile][severity - 1]
+    height, width = images.shape[-2:]
+    if min(height, width) < _PILLOW_MIN_SIDE:
+        return from_unit_float(pixelate(to_unit_float(images), severity, profile, seed, sample_ids), images)
+    small_size = (int(width * factor), int(height * factor))
+    upscale = Image.NEAREST if profile == "imagenet" else Image.BOX
+    planes = images.contiguous().numpy()
+    out = np.empty_like(planes)
+    for index, image in enumerate(planes):
+        rgb = Image.merge("RGB", [Image.fromarray(plane) for plane in image])
+        pixelated = rgb.resize(small_size, Image.BOX).resize((width, height), upscale)
+        for channel, band in enumerate(pixelated.split()):
+            out[index, channel] = np.asarray(band)
+    return torch.from_numpy(out)
+
+
+@register_corruption("pixelate", uint8_fn=_pixelate_uint8)
 def pixelate(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
 ) -> torch.Tensor:
@@ -107,6 +139,7 @@ def pixelate(
 
     The "imagenet" profile upscales with NEAREST, the "cifar" profile with BOX, as their references do
     (make_cifar_c.py hard-codes 32 for the side; here the image's own sides are used, the same for 32x32).
+    Fast path: uint8 images on the CPU of at least 64 pixels a side are resized by Pillow (`_pixelate_uint8`).
     """
     factor = PIXELATE[profile][severity - 1]
     height, width = images.shape[-2:]

@@ -17,7 +17,7 @@ from reference_corruptions import reference_corrupt
 
 from hf_vitrobust.corruptions import corrupt
 from hf_vitrobust.corruptions.color import BRIGHTNESS, CONTRAST, SATURATE, hsv_to_rgb, rgb_to_hsv
-from hf_vitrobust.corruptions.digital import JPEG_QUALITY, PIXELATE, box_resize, nearest_resize
+from hf_vitrobust.corruptions.digital import JPEG_QUALITY, PIXELATE, box_resize, nearest_resize, pixelate
 
 NAMES = ("brightness", "contrast", "saturate", "jpeg_compression", "pixelate")
 SEVERITIES = (1, 2, 3, 4, 5)
@@ -283,3 +283,17 @@ def test_saturate_is_the_exact_hsv_saturation_change(profile):
         np.testing.assert_array_equal(ours, expected.astype(np.uint8), err_msg=f"{profile} {severity}")
         as_float = corrupt(images.float() / 255, "saturate", severity, profile=profile)
         np.testing.assert_array_equal((as_float * 255).floor().view(3, -1).numpy(), expected)
+
+
+@pytest.mark.parametrize("profile", ["imagenet", "cifar"])
+def test_pixelate_pillow_route_equals_the_batched_emulation(profile):
+    """uint8 images of at least 64 pixels a side go through Pillow itself on the CPU; the batched tensor
+    emulation of Pillow (the float route, and the route on other devices) gives the same bits, for odd sizes and
+    both upscalers."""
+    generator = torch.Generator().manual_seed(4)
+    for shape in ((2, 3, 67, 91), (1, 3, 130, 64), (3, 3, 64, 64)):
+        images = torch.randint(0, 256, shape, dtype=torch.uint8, generator=generator)
+        for severity in SEVERITIES:
+            through_pillow = corrupt(images, "pixelate", severity, profile=profile)
+            emulated = pixelate(images.float() / 255, severity, profile, 0, torch.arange(shape[0]))
+            assert torch.equal(through_pillow, (emulated * 255).round().to(torch.uint8)), (shape, severity)
