@@ -11,11 +11,20 @@ by Hörmann's transformed rejection (PTRS) above it (`sample_poisson`).
 """
 
 import functools
+from typing import NamedTuple
 
 import torch
 
-from .base import register_corruption
-from .randomness import bits_at_most, normal, random_bits, random_bits_at, uniform_at
+from .base import from_unit_float, register_corruption, to_unit_float
+from .randomness import (
+    bits_at_most,
+    normal,
+    ordered_below,
+    random_bits_at,
+    random_bits_int32,
+    signed_order_,
+    uniform_at,
+)
 
 # Standard deviation of the additive noise. imagenet: imagecorruptions/corruptions.py `gaussian_noise`;
 # cifar: ImageNet-C/create_c/make_cifar_c.py `gaussian_noise`.
@@ -45,6 +54,8 @@ SPECKLE_NOISE: dict[str, tuple[float, ...]] = {
     "cifar": (0.06, 0.1, 0.12, 0.16, 0.2),
 }
 
+# The stream of shot noise's Poisson draws (its table inversion draws from SHOT_STREAM + "/inversion").
+SHOT_STREAM = "shot_noise/poisson"
 # Rates below this are sampled by inversion, the others by PTRS (the split NumPy uses; PTRS needs rate >= 10).
 PTRS_MIN_RATE = 10.0
 # Inversion steps: for rates < 10, P(X > 64) < 1e-30, far below the smallest uniform gap (2**-32), so the CDF
@@ -160,17 +171,28 @@ def sample_poisson(rates: torch.Tensor, seed: int, sample_ids: torch.Tensor, str
     return _sample_poisson_at(flat_rates, index, per_sample, seed, sample_ids, stream).view(rates.shape)
 
 
+class InversionTable(NamedTuple):
+    """`_inversion_table`'s arrays, on one device."""
+
+    thresholds: torch.Tensor
+    guide: torch.Tensor
+    bucket_counts: torch.Tensor
+
+
 @functools.lru_cache(maxsize=16)
-def _inversion_table(photons: float, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def _inversion_table(photons: float, device: torch.device) -> InversionTable:
     """Exact inversion of Poisson(level * photons) for the 8-bit levels of `GRID_DTYPES`, on `device` (computed on
     the CPU, cached per device: an ImageNet-P sequence draws 30 frames with the same table).
 
-    Returns (thresholds, guide), one row per level and grid: row g * 256 + l is level l / 255 rounded to
-    GRID_DTYPES[g]. A row of `thresholds` (int64, nondecreasing) holds, for k = 0, 1, ..., the smallest 32-bit
-    integer b whose uniform (b + 0.5) / 2**32 exceeds CDF(k), `bits_at_most(CDF(k))`. The CDF is summed by
-    `_poisson_by_inversion`'s recurrence, so the count drawn by b, the number of a row's thresholds <= b, is that
-    walk's "smallest k with CDF(k) >= u" without rounding anywhere. Every row ends with a threshold above the largest b.
-    `guide[row, j]` is the count at b = j * 2**(32 - GUIDE_BITS), where the search for a b in bucket j starts.
+    One row per level and grid: row g * 256 + l is level l / 255 rounded to GRID_DTYPES[g]. A row of `thresholds`
+    (int64, nondecreasing) holds, for k = 0, 1, ..., the smallest 32-bit integer b whose uniform (b + 0.5) / 2**32
+    exceeds CDF(k), `bits_at_most(CDF(k))`. The CDF is summed by `_poisson_by_inversion`'s recurrence, so the count
+    drawn by b, the number of a row's thresholds <= b, is that walk's "smallest k with CDF(k) >= u" without
+    rounding anywhere. Every row ends with a threshold above the largest b.
+    The b of bucket j (of 2**GUIDE_BITS per row) are j * 2**(32 - GUIDE_BITS) and the next ones up to the next
+    bucket's: `guide[row, j]` (int32) is the count at the bucket's first b, where a search starts, and
+    `bucket_counts[row, j]` (int32) the count that every b of the bucket draws, or -1 where a threshold lies inside
+    the bucket and the count depends on more than the top bits.
     """
     levels = [
         (torch.arange(EIGHT_BIT_LEVELS, dtype=dtype) / 255.0).to(torch.float64) for dtype in GRID_DTYPES
@@ -188,21 +210,22 @@ def _inversion_table(photons: float, device: torch.device) -> tuple[torch.Tensor
     else:
         columns.append(torch.full_like(columns[-1], _LARGEST_BITS + 1))
     thresholds = torch.stack(columns, dim=1)
-    edges = torch.arange(1 << GUIDE_BITS, dtype=torch.int64) << (32 - GUIDE_BITS)
-    guide = torch.searchsorted(
-        thresholds, edges.expand(len(rates), -1).contiguous(), right=True, out_int32=True
-    )
-    return thresholds.to(device), guide.to(device)
+    edges = (torch.arange(1 << GUIDE_BITS, dtype=torch.int64) << (32 - GUIDE_BITS)).expand(len(rates), -1)
+    guide = torch.searchsorted(thresholds, edges.contiguous(), right=True, out_int32=True)
+    # The count at a bucket's last b is the number of thresholds below the next bucket's first b.
+    next_edges = (edges + (1 << (32 - GUIDE_BITS))).contiguous()
+    last = torch.searchsorted(thresholds, next_edges, right=False, out_int32=True)
+    bucket_counts = torch.where(last == guide, guide, -1)
+    return InversionTable(thresholds.to(device), guide.to(device), bucket_counts.to(device))
 
 
-def _invert_by_table(
-    rows: torch.Tensor, bits: torch.Tensor, thresholds: torch.Tensor, guide: torch.Tensor
-) -> torch.Tensor:
-    """Counts (int64) for flat table `rows` and their uniforms' 32-bit integers `bits`: the guide's start, then
-    one step per threshold passed, on the shrinking set of elements that passed one."""
+def _invert_by_table(rows: torch.Tensor, bits: torch.Tensor, table: InversionTable) -> torch.Tensor:
+    """Counts (int64) for flat table `rows` and their uniforms' 32-bit integers `bits` (int64): the guide's start,
+    then one step per threshold passed, on the shrinking set of elements that passed one."""
+    thresholds, guide = table.thresholds, table.guide
     row_start = rows * thresholds.shape[1]
     flat_thresholds = thresholds.reshape(-1)
-    counts = guide.reshape(-1)[rows * guide.shape[1] + (bits >> (32 - GUIDE_BITS))]
+    counts = guide.reshape(-1)[rows * guide.shape[1] + (bits >> (32 - GUIDE_BITS))].long()
     passed = flat_thresholds[row_start + counts] <= bits
     counts += passed
     pending = torch.nonzero(passed).squeeze(1)
@@ -214,20 +237,52 @@ def _invert_by_table(
     return counts
 
 
+def _counts_on_grid(rows: torch.Tensor, bits: torch.Tensor, table: InversionTable) -> torch.Tensor:
+    """`_invert_by_table`'s counts (int32) for flat int32 `rows` and int32 bit patterns `bits` (consumed): one
+    lookup of the bucket's count by the top GUIDE_BITS bits; only elements whose bucket holds a threshold (a few
+    percent) go through the search."""
+    bucket = bits >> (32 - GUIDE_BITS)
+    bucket.bitwise_and_((1 << GUIDE_BITS) - 1).add_(rows * (1 << GUIDE_BITS))
+    counts = torch.index_select(table.bucket_counts.view(-1), 0, bucket)
+    pending = torch.nonzero(counts < 0).squeeze(1)
+    if pending.numel():
+        unsigned = bits[pending].long() & _LARGEST_BITS
+        counts[pending] = _invert_by_table(rows[pending].long(), unsigned, table).int()
+    return counts
+
+
 def _table_rows(intensities: torch.Tensor) -> torch.Tensor:
-    """Each element's row of `_inversion_table` (flat int64), -1 where the intensity is on no 8-bit grid. A grid
+    """Each element's row of `_inversion_table` (flat int32), -1 where the intensity is on no 8-bit grid. A grid
     finer than the tensor's dtype is not looked at: its rounded values would not carry its rates."""
-    levels = (intensities * 255.0).round().clamp(0, EIGHT_BIT_LEVELS - 1).to(torch.int64).reshape(-1)
     flat = intensities.reshape(-1)
-    rows = torch.full_like(levels, -1)
+    levels = (flat * 255.0).round_().clamp_(0, EIGHT_BIT_LEVELS - 1).to(torch.int32)
+    rows = None
     for block, dtype in enumerate(GRID_DTYPES):
         if torch.finfo(dtype).bits > torch.finfo(flat.dtype).bits:
             break
         grid = (torch.arange(EIGHT_BIT_LEVELS, dtype=dtype, device=flat.device) / 255.0).to(flat.dtype)
-        rows = torch.where((rows < 0) & (grid[levels] == flat), levels + block * EIGHT_BIT_LEVELS, rows)
+        on_grid = torch.index_select(grid, 0, levels) == flat
+        if rows is None:
+            if bool(on_grid.all()):  # the usual case, decoded images: every element on the first grid
+                return levels
+            rows = torch.where(on_grid, levels, -1)
+        else:
+            rows = torch.where((rows < 0) & on_grid, levels + block * EIGHT_BIT_LEVELS, rows)
         if not bool((rows < 0).any()):
             break
     return rows
+
+
+def _photon_counts_int32(
+    intensities: torch.Tensor, photons: float, seed: int, sample_ids: torch.Tensor, stream: str
+) -> torch.Tensor | None:
+    """`photon_counts` as flat int32 counts, for intensities on an 8-bit grid (dtype in GRID_DTYPES, photons at
+    most MAX_TABLE_RATE); None when some intensity is off every grid."""
+    rows = _table_rows(intensities)
+    if bool((rows < 0).any()):
+        return None
+    bits = random_bits_int32(seed, sample_ids, f"{stream}/inversion", tuple(intensities.shape[1:]))
+    return _counts_on_grid(rows, bits.view(-1), _inversion_table(float(photons), intensities.device))
 
 
 def photon_counts(
@@ -237,24 +292,23 @@ def photon_counts(
 
     Element j of sample i depends only on (seed, sample_ids[i], stream, j, its intensity). Intensities on an 8-bit
     grid (k / 255, what uint8 images become) are sampled by inversion of one uniform through a table of the
-    levels' CDFs (`_inversion_table`): a lookup and a few comparisons per element. Other intensities go through
-    `sample_poisson`. Below rate 10 both invert the same uniforms by the same CDF sums, so they agree exactly;
-    above it, grid intensities are inverted and the others go through PTRS.
+    levels' CDFs (`_inversion_table`): a lookup by the uniform's top bits, and a few comparisons for the elements
+    whose bucket the lookup does not decide. Other intensities go through `sample_poisson`. Below rate 10 both
+    invert the same uniforms by the same CDF sums, so they agree exactly; above it, grid intensities are inverted
+    and the others go through PTRS.
     """
     if photons > MAX_TABLE_RATE or intensities.dtype not in GRID_DTYPES:
         return sample_poisson(intensities.to(torch.float64) * photons, seed, sample_ids, stream)
-    rows = _table_rows(intensities)
-    thresholds, guide = _inversion_table(float(photons), intensities.device)
-    inversion_stream = f"{stream}/inversion"
-    on_grid = rows >= 0
-    if bool(on_grid.all()):
-        bits = random_bits(seed, sample_ids, inversion_stream, tuple(intensities.shape[1:])).reshape(-1)
-        return _invert_by_table(rows, bits, thresholds, guide).to(torch.float64).view(intensities.shape)
+    counts = _photon_counts_int32(intensities, photons, seed, sample_ids, stream)
+    if counts is not None:
+        return counts.to(torch.float64).view(intensities.shape)
+    rows = _table_rows(intensities).long()
+    table = _inversion_table(float(photons), intensities.device)
     per_sample = rows.numel() // intensities.shape[0]
     counts = torch.empty(rows.shape, dtype=torch.float64, device=rows.device)
-    on, off = torch.nonzero(on_grid).squeeze(1), torch.nonzero(~on_grid).squeeze(1)
-    bits = random_bits_at(seed, sample_ids, inversion_stream, on // per_sample, on % per_sample)
-    counts[on] = _invert_by_table(rows[on], bits, thresholds, guide).to(torch.float64)
+    on, off = torch.nonzero(rows >= 0).squeeze(1), torch.nonzero(rows < 0).squeeze(1)
+    bits = random_bits_at(seed, sample_ids, f"{stream}/inversion", on // per_sample, on % per_sample)
+    counts[on] = _invert_by_table(rows[on], bits, table).to(torch.float64)
     off_rates = intensities.reshape(-1)[off].to(torch.float64) * photons
     counts[off] = _sample_poisson_at(off_rates, off, per_sample, seed, sample_ids, stream)
     return counts.view(intensities.shape)
@@ -267,20 +321,67 @@ def gaussian_noise(
     """Additive white noise: `clip(x + N(0, c), 0, 1)`, independent per pixel and channel."""
     scale = GAUSSIAN_NOISE[profile][severity - 1]
     noise = normal(seed, sample_ids, "gaussian_noise/noise", tuple(images.shape[1:]), images.dtype)
-    return (images + scale * noise).clamp(0.0, 1.0)
+    return noise.mul_(scale).add_(images).clamp_(0.0, 1.0)
 
 
-@register_corruption("shot_noise")
+def _shot_values(scale: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """clip(k / scale, 0, 1) in `dtype` for every count k a table inversion can draw (0..MAX_TABLE_TERMS)."""
+    counts = torch.arange(MAX_TABLE_TERMS + 1, dtype=torch.float64, device=device)
+    return (counts / scale).clamp_(0.0, 1.0).to(dtype)
+
+
+def _shot_noise_uint8(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """`shot_noise`'s uint8 CPU route: a uint8 level k is the float route's intensity k / 255, i.e. table row k, and
+    each count's output level is looked up (`from_unit_float` of `_shot_values`), with no float pass per pixel."""
+    scale = float(SHOT_NOISE[profile][severity - 1])
+    if scale > MAX_TABLE_RATE:
+        return from_unit_float(shot_noise(to_unit_float(images), severity, profile, seed, sample_ids), images)
+    bits = random_bits_int32(seed, sample_ids, f"{SHOT_STREAM}/inversion", tuple(images.shape[1:]))
+    table = _inversion_table(scale, images.device)
+    counts = _counts_on_grid(images.reshape(-1).int(), bits.view(-1), table)
+    levels = from_unit_float(_shot_values(scale, torch.float32, images.device), images)
+    return torch.index_select(levels, 0, counts).view(images.shape)
+
+
+@register_corruption("shot_noise", uint8_fn=_shot_noise_uint8)
 def shot_noise(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
 ) -> torch.Tensor:
-    """Photon noise: `clip(Poisson(x * c) / c, 0, 1)`, independent per pixel and channel."""
+    """Photon noise: `clip(Poisson(x * c) / c, 0, 1)`, independent per pixel and channel. On an 8-bit grid each
+    count's value is looked up; uint8 CPU input takes `_shot_noise_uint8`."""
     scale = float(SHOT_NOISE[profile][severity - 1])
-    counts = photon_counts(images, scale, seed, sample_ids, "shot_noise/poisson")
+    if scale <= MAX_TABLE_RATE and images.dtype in GRID_DTYPES:
+        counts = _photon_counts_int32(images, scale, seed, sample_ids, SHOT_STREAM)
+        if counts is not None:
+            values = _shot_values(scale, images.dtype, images.device)
+            return torch.index_select(values, 0, counts).view(images.shape)
+    counts = photon_counts(images, scale, seed, sample_ids, SHOT_STREAM)
     return (counts / scale).clamp(0.0, 1.0).to(images.dtype)
 
 
-@register_corruption("impulse_noise")
+def _impulse_masks(
+    shape: torch.Size, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(flipped, salted) bool masks of `impulse_noise`: u <= c and u <= c / 2, decided on the uniforms' integers."""
+    amount = IMPULSE_NOISE[profile][severity - 1]
+    ordered = signed_order_(random_bits_int32(seed, sample_ids, "impulse_noise/flip", tuple(shape[1:])))
+    flipped = ordered_below(ordered, int(bits_at_most(torch.tensor(amount, dtype=torch.float64))))
+    salted = ordered_below(ordered, int(bits_at_most(torch.tensor(amount / 2, dtype=torch.float64))))
+    return flipped, salted
+
+
+def _impulse_noise_uint8(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """`impulse_noise`'s uint8 CPU route: untouched values keep their level (k / 255 converts back to k for every
+    k), flipped ones become 0 or 255."""
+    flipped, salted = _impulse_masks(images.shape, severity, profile, seed, sample_ids)
+    return images.masked_fill(flipped, 0).masked_fill_(salted, 255)
+
+
+@register_corruption("impulse_noise", uint8_fn=_impulse_noise_uint8)
 def impulse_noise(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
 ) -> torch.Tensor:
@@ -290,11 +391,8 @@ def impulse_noise(
     pepper (0) with probability 0.5 each, independently. One uniform u per value decides both: u <= c flips it,
     and a flipped value is salt when u <= c / 2, which has exactly those probabilities.
     """
-    amount = IMPULSE_NOISE[profile][severity - 1]
-    bits = random_bits(seed, sample_ids, "impulse_noise/flip", tuple(images.shape[1:]))
-    flipped = bits < bits_at_most(torch.tensor(amount, dtype=torch.float64))
-    salted = bits < bits_at_most(torch.tensor(amount / 2, dtype=torch.float64))
-    return torch.where(flipped, salted.to(images.dtype), images)
+    flipped, salted = _impulse_masks(images.shape, severity, profile, seed, sample_ids)
+    return images.masked_fill(flipped, 0.0).masked_fill_(salted, 1.0)
 
 
 @register_corruption("speckle_noise")
@@ -304,4 +402,4 @@ def speckle_noise(
     """Multiplicative noise: `clip(x + x * N(0, c), 0, 1)`, independent per pixel and channel."""
     scale = SPECKLE_NOISE[profile][severity - 1]
     noise = normal(seed, sample_ids, "speckle_noise/noise", tuple(images.shape[1:]), images.dtype)
-    return (images + images * (scale * noise)).clamp(0.0, 1.0)
+    return noise.mul_(scale).mul_(images).add_(images).clamp_(0.0, 1.0)

@@ -28,12 +28,26 @@ def _shift_right(x: torch.Tensor, bits: int) -> torch.Tensor:
     return (x >> bits) & ((1 << (32 - bits)) - 1)
 
 
+def _xorshift_(x: torch.Tensor, bits: int, scratch: torch.Tensor) -> None:
+    """x ^= x >>> bits, in place on int32 bit patterns; `scratch` (x's shape) is overwritten."""
+    torch.bitwise_right_shift(x, bits, out=scratch)
+    scratch.bitwise_and_((1 << (32 - bits)) - 1)
+    x.bitwise_xor_(scratch)
+
+
+def _hash_int32_(x: torch.Tensor, scratch: torch.Tensor) -> torch.Tensor:
+    """lowbias32 of int32 bit patterns, in place (no temporary the size of x: on the CPU, fresh large buffers
+    cost more than the arithmetic)."""
+    _xorshift_(x, 16, scratch)
+    x.mul_(_MULTIPLIER_1)
+    _xorshift_(x, 15, scratch)
+    x.mul_(_MULTIPLIER_2)
+    _xorshift_(x, 16, scratch)
+    return x
+
+
 def _hash_int32(x: torch.Tensor) -> torch.Tensor:
-    x = x ^ _shift_right(x, 16)
-    x = x * _MULTIPLIER_1
-    x = x ^ _shift_right(x, 15)
-    x = x * _MULTIPLIER_2
-    return x ^ _shift_right(x, 16)
+    return _hash_int32_(x.clone(), torch.empty_like(x))
 
 
 def _to_int32(x: torch.Tensor) -> torch.Tensor:
@@ -68,8 +82,13 @@ def sample_keys(seed: int, sample_ids: torch.Tensor, stream: str) -> torch.Tenso
 
 
 def _bits(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
-    """int32 bit patterns of element `counters` (int32) in the streams of `keys` (int32), broadcast together."""
-    return _hash_int32(_hash_int32(counters ^ keys) ^ _shift_right(keys, 7) ^ 0x5BD1E995)
+    """int32 bit patterns of element `counters` (int32) in the streams of `keys` (int32), broadcast together:
+    lowbias32(lowbias32(counter ^ key) ^ (key >>> 7) ^ 0x5BD1E995), in one fresh buffer hashed in place."""
+    x = torch.bitwise_xor(counters, keys)
+    scratch = torch.empty_like(x)
+    _hash_int32_(x, scratch)
+    x.bitwise_xor_(_shift_right(keys, 7) ^ 0x5BD1E995)
+    return _hash_int32_(x, scratch)
 
 
 def _stream_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[int, ...]) -> torch.Tensor:
@@ -80,10 +99,17 @@ def _stream_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[
 
 
 def _bits_to_uniform(bits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Open-interval uniforms: all 32 bits in float64, the top 24 (a float32 mantissa) otherwise."""
+    """Open-interval uniforms: all 32 bits in float64, (b + 0.5) / 2**32, the top 24 (a float32 mantissa)
+    otherwise, (b >>> 8 + 0.5) / 2**24 with the sum rounded to float32. Consumes `bits` (int32, overwritten).
+
+    Every step is exact or rounds as the formula does: scaling by a power of two is exact, and in float64 the
+    signed pattern's (b - 2**32 + 0.5) / 2**32, in (-1/2, 0), plus 1 is exactly the unsigned one's.
+    """
     if dtype == torch.float64:
-        return (_to_unsigned(bits).to(torch.float64) + 0.5) / 2.0**32
-    return ((_shift_right(bits, 8).to(torch.float32) + 0.5) / 2.0**24).to(dtype)
+        uniforms = bits.to(torch.float64).add_(0.5).mul_(2.0**-32)
+        return uniforms.add_(uniforms < 0)
+    bits.bitwise_right_shift_(8).bitwise_and_((1 << 24) - 1)
+    return bits.to(torch.float32).add_(0.5).mul_(2.0**-24).to(dtype)
 
 
 def bits_at_most(probability: torch.Tensor) -> torch.Tensor:
@@ -97,6 +123,29 @@ def random_bits(seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[i
     """Uniform 32-bit integers in [0, 2**32), int64 tensor of shape (N, *shape): element j of sample i depends only
     on (seed, sample_ids[i], stream, j)."""
     return _to_unsigned(_stream_bits(seed, sample_ids, stream, shape))
+
+
+def random_bits_int32(
+    seed: int, sample_ids: torch.Tensor, stream: str, shape: tuple[int, ...]
+) -> torch.Tensor:
+    """`random_bits` as int32 tensors holding the same 32-bit patterns (b - 2**32 where b >= 2**31): half the
+    memory of int64 and no conversion pass. Compare them as unsigned with `signed_order_` and `ordered_below`."""
+    return _stream_bits(seed, sample_ids, stream, shape)
+
+
+def signed_order_(bits: torch.Tensor) -> torch.Tensor:
+    """int32 bit patterns of unsigned b -> the int32 values b - 2**31 (the sign bit flipped, in place), whose
+    signed order is the unsigned order of b."""
+    return bits.bitwise_xor_(-(1 << 31))
+
+
+def ordered_below(ordered: torch.Tensor, bound: int) -> torch.Tensor:
+    """`b < bound` for values `ordered` = b - 2**31 from `signed_order_`, bound in [0, 2**32] (`bits_at_most`)."""
+    if not 0 <= bound <= 1 << 32:
+        raise ValueError(f"bound must lie in [0, 2**32], got {bound}.")
+    if bound == 1 << 32:
+        return torch.ones_like(ordered, dtype=torch.bool)
+    return ordered < bound - (1 << 31)
 
 
 def uniform(
@@ -150,21 +199,29 @@ def normal(
     numel = math.prod(shape)
     pairs = (numel + 1) // 2
     work = torch.float64 if dtype == torch.float64 else torch.float32
-    radius = torch.sqrt(
-        -2.0 * torch.log(uniform(seed, sample_ids, stream + "/box-muller-radius", (pairs,), work))
-    )
-    angle = (2.0 * torch.pi) * uniform(seed, sample_ids, stream + "/box-muller-angle", (pairs,), work)
-    normals = torch.stack((radius * torch.cos(angle), radius * torch.sin(angle)), dim=-1).flatten(1)
-    return normals[:, :numel].reshape(-1, *shape).to(dtype)
+    radius = uniform(seed, sample_ids, stream + "/box-muller-radius", (pairs,), work)
+    radius.log_().mul_(-2.0).sqrt_()
+    angle = uniform(seed, sample_ids, stream + "/box-muller-angle", (pairs,), work).mul_(2.0 * torch.pi)
+    # Written straight into their interleaved places; cos and sin run on contiguous buffers (their vectorised
+    # kernels), and products round the same wherever they are stored.
+    normals = torch.empty(radius.shape[0], pairs, 2, dtype=work, device=radius.device)
+    trig = torch.cos(angle)
+    torch.mul(radius, trig, out=normals[..., 0])
+    torch.sin(angle, out=trig)
+    torch.mul(radius, trig, out=normals[..., 1])
+    return normals.view(-1, 2 * pairs)[:, :numel].reshape(-1, *shape).to(dtype)
 
 
 __all__ = [
     "bits_at_most",
     "hash32",
     "normal",
+    "ordered_below",
     "random_bits",
     "random_bits_at",
+    "random_bits_int32",
     "sample_keys",
+    "signed_order_",
     "uniform",
     "uniform_at",
 ]

@@ -244,6 +244,28 @@ def test_shot_noise_is_poisson_over_c():
     assert abs(counts.mean().item() - value * scale) < 0.1 and abs(counts.var().item() - value * scale) < 0.6
 
 
+@pytest.mark.parametrize("profile", ["imagenet", "cifar"])
+def test_shot_noise_is_the_photon_counts_over_c_on_every_route(photos, profile):
+    """The table route (counts looked up per bucket, values per count), the uint8 route and the general sampler
+    all give clip(photon_counts / c, 0, 1): on grid intensities in float32 and float64, and off the grid."""
+    ids = torch.tensor([4, 0, 2**33])
+    on_grid = photos[:, :, :40, :48].float() / 255.0
+    off_grid = on_grid + 1e-3 * torch.rand(on_grid.shape, generator=torch.Generator().manual_seed(0))
+    for severity in SEVERITIES:
+        scale = SHOT_NOISE[profile][severity - 1]
+        for images in (on_grid, on_grid.double(), off_grid):
+            counts = photon_counts(images, scale, 3, ids, "shot_noise/poisson")
+            expected = (counts / scale).clamp(0.0, 1.0).to(images.dtype)
+            ours = corrupt(images, "shot_noise", severity, seed=3, sample_ids=ids, profile=profile)
+            assert torch.equal(ours, expected), (severity, images.dtype)
+        as_uint8 = corrupt(
+            photos[:, :, :40, :48], "shot_noise", severity, seed=3, sample_ids=ids, profile=profile
+        )
+        # np.uint8(clip(counts / c, 0, 1) * 255), with counts / c rounded to float32 as the float route does
+        expected = (photon_counts(on_grid, scale, 3, ids, "shot_noise/poisson") / scale).clamp(0, 1).float()
+        assert torch.equal(as_uint8, (expected * 255).int().to(torch.uint8)), severity
+
+
 def test_impulse_noise_as_skimage_random_noise():
     """Each value is flipped with probability c (per element, not per pixel), half to salt (1), half to pepper (0);
     the others are untouched. The fractions agree with skimage's own random_noise(mode="s&p")."""

@@ -1,7 +1,9 @@
 """Counter-based random streams: per-sample, batch-invariant, and statistically sound."""
 
+import hashlib
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -9,9 +11,12 @@ from hf_vitrobust.corruptions.randomness import (
     bits_at_most,
     hash32,
     normal,
+    ordered_below,
     random_bits,
     random_bits_at,
+    random_bits_int32,
     sample_keys,
+    signed_order_,
     uniform,
     uniform_at,
 )
@@ -104,3 +109,69 @@ def test_bits_at_most_decides_uniform_at_most_p_on_the_integers():
     # On the grid of uniforms itself: b's own uniform counts as "at most", the next one does not.
     b = torch.tensor([0, 12345, 2**32 - 1])
     assert torch.equal(bits_at_most((b.double() + 0.5) / 2**32), b + 1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The streams' bits, re-derived with plain Python integers (generated ImageNet-C depends on them staying put)
+
+
+def _lowbias32(v: int) -> int:
+    v ^= v >> 16
+    v = (v * 0x7FEB352D) & 0xFFFFFFFF
+    v ^= v >> 15
+    v = (v * 0x846CA68B) & 0xFFFFFFFF
+    return v ^ (v >> 16)
+
+
+def _python_bits(seed: int, sample_id: int, stream: str, element: int) -> int:
+    """The documented cascade: the sample's key from (seed, id, blake2b of the stream name), then
+    lowbias32(lowbias32(element ^ key) ^ (key >> 7) ^ 0x5BD1E995)."""
+    constant = int.from_bytes(hashlib.blake2b(stream.encode(), digest_size=4).digest(), "little")
+    key = _lowbias32((sample_id & 0xFFFFFFFF) ^ constant)
+    key = _lowbias32(key ^ ((sample_id >> 32) & 0xFFFFFFFF) ^ (seed & 0xFFFFFFFF))
+    key = _lowbias32(key ^ ((seed >> 32) & 0xFFFFFFFF))
+    return _lowbias32(_lowbias32(element ^ key) ^ (key >> 7) ^ 0x5BD1E995)
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5, 9)])
+def test_stream_bits_and_uniforms_are_the_plain_python_cascade(shape):
+    seed, ids, stream = 2**35 + 11, torch.tensor([0, 5, 2**33 + 7]), "pinned"
+    numel = math.prod(shape)
+    expected = [[_python_bits(seed, i, stream, j) for j in range(numel)] for i in ids.tolist()]
+    bits = random_bits(seed, ids, stream, shape)
+    assert bits.shape == (3, *shape) and bits.view(3, -1).tolist() == expected
+    as_int32 = random_bits_int32(seed, ids, stream, shape)
+    assert as_int32.dtype == torch.int32 and torch.equal(as_int32.long() & 0xFFFFFFFF, bits)
+    # float64: (b + 0.5) / 2**32, exact; float32: the top 24 bits, (float32(b >> 8) + 0.5) / 2**24 in float32.
+    u64 = uniform(seed, ids, stream, shape, torch.float64).view(3, -1).tolist()
+    assert u64 == [[(b + 0.5) / 2**32 for b in row] for row in expected]
+    top = np.array(expected, dtype=np.uint64).reshape(3, -1) >> np.uint64(8)
+    u32 = (top.astype(np.float32) + np.float32(0.5)) / np.float32(2**24)
+    np.testing.assert_array_equal(uniform(seed, ids, stream, shape).view(3, -1).numpy(), u32)
+
+
+def test_normal_is_box_muller_of_its_two_uniform_streams():
+    """Element 2k is r cos(t), 2k + 1 is r sin(t), r = sqrt(-2 log u) and t = 2 pi v from the radius and angle
+    streams' float64 uniforms (re-derived here in NumPy; an odd count drops the last sine)."""
+    ids, shape = torch.tensor([3, 8]), (5, 7)
+    pairs = 18
+    u = uniform(4, ids, "g/box-muller-radius", (pairs,), torch.float64).numpy()
+    v = uniform(4, ids, "g/box-muller-angle", (pairs,), torch.float64).numpy()
+    r, t = np.sqrt(-2.0 * np.log(u)), 2.0 * np.pi * v
+    expected = np.stack([r * np.cos(t), r * np.sin(t)], axis=-1).reshape(2, -1)[:, :35].reshape(2, *shape)
+    np.testing.assert_allclose(
+        normal(4, ids, "g", shape, torch.float64).numpy(), expected, rtol=1e-13, atol=1e-13
+    )
+    # float32 draws the top 24 bits of the same streams: within float32 rounding of the float64 normals.
+    ours32 = normal(4, ids, "g", shape, torch.float32).numpy()
+    np.testing.assert_allclose(ours32, expected, rtol=0, atol=2e-5)
+
+
+def test_signed_order_decides_unsigned_comparisons_on_int32_bits():
+    ids = torch.tensor([1, 6])
+    unsigned = random_bits(9, ids, "o", (20_000,))
+    for bound in (0, 1, 12345, 2**31 - 1, 2**31, 2**31 + 1, 3 * 2**30, 2**32 - 1, 2**32):
+        ordered = signed_order_(random_bits_int32(9, ids, "o", (20_000,)))
+        assert torch.equal(ordered_below(ordered, bound), unsigned < bound), bound
+    with pytest.raises(ValueError, match="bound"):
+        ordered_below(ordered, 2**32 + 1)
