@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from PIL import Image
 
-from .base import register_corruption
+from .base import from_unit_float, register_corruption, to_unit_float
 from .randomness import uniform
 
 # (fractal weight, wibble decay per level). imagenet: imagecorruptions/corruptions.py `fog`;
@@ -174,8 +174,8 @@ def rescaled_frost_photo(index: int, profile: str, height: int, width: int) -> t
 def _frost_stack(
     profile: str, height: int, width: int, device: torch.device
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The choosable frost photographs, rescaled for height x width and zero-padded to one size, channels last:
-    uint8 (FROST_CHOICES, h_max, w_max, 3) on `device`, and their rescaled sizes, int64 (FROST_CHOICES, 2)."""
+    """The choosable frost photographs, rescaled for height x width and zero-padded to one size: uint8
+    (FROST_CHOICES, 3, h_max, w_max) on `device`, and their rescaled sizes, int64 (FROST_CHOICES, 2)."""
     photos = [rescaled_frost_photo(index, profile, height, width) for index in range(FROST_CHOICES)]
     sizes = torch.tensor([photo.shape[-2:] for photo in photos], dtype=torch.int64)
     if (sizes <= torch.tensor([height, width])).any():
@@ -183,10 +183,28 @@ def _frost_stack(
             f"frost ({profile} profile) needs every frost photograph larger than the image, got {height}x{width}; "
             f"rescaled photographs are {sizes.tolist()}."
         )
-    stack = torch.zeros(FROST_CHOICES, *sizes.amax(0).tolist(), 3, dtype=torch.uint8)
+    stack = torch.zeros(FROST_CHOICES, 3, *sizes.amax(0).tolist(), dtype=torch.uint8)
     for index, photo in enumerate(photos):
-        stack[index, : photo.shape[1], : photo.shape[2]] = photo.permute(1, 2, 0)
+        stack[index, :, : photo.shape[1], : photo.shape[2]] = photo
     return stack.to(device), sizes.to(device)
+
+
+def _frost_crops(
+    profile: str, height: int, width: int, index: torch.Tensor, top: torch.Tensor, left: torch.Tensor
+) -> torch.Tensor:
+    """uint8 (N, 3, H, W) crops of the rescaled photographs `index` at corners (top, left), on their device: one
+    flat gather (index_select) of the padded stack, every crop a rectangle of its photograph."""
+    device = index.device
+    stack, _ = _frost_stack(profile, height, width, device)
+    _, channels, stack_height, stack_width = stack.shape
+    dtype = torch.int32 if stack.numel() < 1 << 31 else torch.int64
+    corner = ((index * channels) * stack_height + top) * stack_width + left
+    channel = torch.arange(channels, device=device, dtype=dtype)[:, None, None] * stack_height
+    row = torch.arange(height, device=device, dtype=dtype)[None, :, None]
+    column = torch.arange(width, device=device, dtype=dtype)[None, None, :]
+    within = (channel + row) * stack_width + column
+    flat = (corner.to(dtype)[:, None, None, None] + within[None]).view(-1)
+    return torch.index_select(stack.view(-1), 0, flat).view(-1, channels, height, width)
 
 
 def blend_frost(
@@ -200,13 +218,32 @@ def blend_frost(
     """`c0 * image + c1 * frost crop` with the given per-sample photograph index (0-4) and crop corner (N,), on
     any device (they are moved to the images')."""
     image_weight, frost_weight = FROST[profile][severity - 1]
-    height, width = images.shape[-2:]
     index, top, left = (choice.to(images.device) for choice in (index, top, left))
-    stack, _ = _frost_stack(profile, height, width, images.device)
-    rows = top[:, None, None] + torch.arange(height, device=images.device)[None, :, None]
-    columns = left[:, None, None] + torch.arange(width, device=images.device)[None, None, :]
-    crops = stack[index[:, None, None], rows, columns].permute(0, 3, 1, 2).to(images.dtype) / 255.0
+    crops = _frost_crops(profile, *images.shape[-2:], index, top, left).to(images.dtype) / 255.0
     return (image_weight * images + frost_weight * crops).clamp(0.0, 1.0)
+
+
+@functools.lru_cache(maxsize=16)
+def _frost_levels(severity: int, profile: str) -> torch.Tensor:
+    """The uint8 result of `blend_frost` for every (image level, frost level) pair, flat at 256 * image + frost:
+    the float route's arithmetic on k / 255 in float32, then `from_unit_float`."""
+    image_weight, frost_weight = FROST[profile][severity - 1]
+    levels = torch.arange(256)
+    images = to_unit_float(levels.to(torch.uint8))[:, None]
+    frost = levels.to(torch.uint8).to(torch.float32)[None, :] / 255.0
+    blended = (image_weight * images + frost_weight * frost).clamp(0.0, 1.0)
+    return from_unit_float(blended, levels.to(torch.uint8)).reshape(-1)
+
+
+def _frost_uint8(
+    images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
+) -> torch.Tensor:
+    """`frost`'s uint8 CPU route: each output level is a function of the image's and the crop's levels, looked up
+    in `_frost_levels` (65,536 entries), with no float pass per pixel."""
+    index, top, left = frost_choices(profile, *images.shape[-2:], seed, sample_ids)
+    crops = _frost_crops(profile, *images.shape[-2:], index, top, left)
+    pairs = images.int().bitwise_left_shift_(8).bitwise_or_(crops)
+    return torch.index_select(_frost_levels(severity, profile), 0, pairs.view(-1)).view(images.shape)
 
 
 def frost_choices(
@@ -227,14 +264,15 @@ def frost_choices(
     return index, corner[:, 0], corner[:, 1]
 
 
-@register_corruption("frost")
+@register_corruption("frost", uint8_fn=_frost_uint8)
 def frost(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
 ) -> torch.Tensor:
     """imagecorruptions `frost`: blend the image with a random crop of a random frost photograph.
 
     Per image: a photograph and a crop corner from `frost_choices`, the photograph rescaled as
-    `rescaled_frost_photo`, then `c0 * x + c1 * crop` (`blend_frost`).
+    `rescaled_frost_photo`, then `c0 * x + c1 * crop` (`blend_frost`). uint8 CPU input takes `_frost_uint8`, a
+    lookup of the same arithmetic's result per pair of levels.
     """
     index, top, left = frost_choices(profile, *images.shape[-2:], seed, sample_ids)
     return blend_frost(images, severity, profile, index, top, left)
