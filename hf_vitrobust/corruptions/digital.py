@@ -111,10 +111,11 @@ def _pixelate_uint8(
     """`pixelate` of uint8 images on the CPU through Pillow itself, the reference's resampler: the same bits as
     the float route (which reproduces Pillow), about five times faster on one thread at 224x224.
 
-    One RGB Pillow image per image (Pillow resizes have no batched form): its resampling loops handle the three
-    channels together, which makes this faster than one call over all planes stacked as a single 8-bit image.
-    Below 64 pixels a side the per-image calls cost more than they save (measured at 32x32 and 48x48), so small
-    images take the float route.
+    Pillow resizes have no batched form, so the planes of the batch go four at a time into 4-band (CMYK) Pillow
+    images: Pillow's 8-bit resampling works on 4 bytes per pixel whatever the bands (RGB too), and resizes each
+    band alone, so this is the per-image RGB resize with no byte wasted (about 10 % faster than RGB, and several
+    times faster than one call over all planes as a single 8-bit image). Below 64 pixels a side the per-call
+    overhead costs more than it saves (measured at 32x32 and 48x48), so small images take the float route.
     """
     factor = PIXELATE[profile][severity - 1]
     height, width = images.shape[-2:]
@@ -122,14 +123,15 @@ def _pixelate_uint8(
         return from_unit_float(pixelate(to_unit_float(images), severity, profile, seed, sample_ids), images)
     small_size = (int(width * factor), int(height * factor))
     upscale = Image.NEAREST if profile == "imagenet" else Image.BOX
-    planes = images.contiguous().numpy()
+    planes = images.contiguous().numpy().reshape(-1, height, width)
     out = np.empty_like(planes)
-    for index, image in enumerate(planes):
-        rgb = Image.merge("RGB", [Image.fromarray(plane) for plane in image])
-        pixelated = rgb.resize(small_size, Image.BOX).resize((width, height), upscale)
-        for channel, band in enumerate(pixelated.split()):
-            out[index, channel] = np.asarray(band)
-    return torch.from_numpy(out)
+    for start in range(0, len(planes), 4):
+        group = [Image.fromarray(plane) for plane in planes[start : start + 4]]
+        group += group[:1] * (4 - len(group))  # the batch's last group may hold fewer than four planes
+        resized = Image.merge("CMYK", group).resize(small_size, Image.BOX).resize((width, height), upscale)
+        for band_index, band in enumerate(resized.split()[: len(planes) - start]):
+            out[start + band_index] = np.asarray(band)
+    return torch.from_numpy(out).view(images.shape)
 
 
 @register_corruption("pixelate", uint8_fn=_pixelate_uint8)
