@@ -44,6 +44,7 @@ from ..data import Benchmark, SkipReport
 from ..models.loading import load_classifier
 from ..probes.spec import ProbeNotApplicable, get_probe
 from ..report.document import write_report
+from .chunk_batches import ChunkBatcher
 from .config import PRECISIONS, EvaluationConfig, EvaluationError
 from .distributed import ProcessGroup, process_group
 from .model_input import ModelEntry, model_input
@@ -61,7 +62,6 @@ from .store import (
 from .stream_merge import merge_stream_chunks, read_merged
 from .streams import (
     ChunkDataset,
-    ChunkInputs,
     ReadAssignment,
     ShardEnd,
     StreamPlan,
@@ -320,6 +320,7 @@ class Runner:
             ReadAssignment(len(shards), self.group.rank, self.group.world_size),
             done,  # type: ignore[arg-type]
             store.complete_shards(len(shards), done),
+            piece_size=self.batch_size,  # the model starts on a chunk's first batch, not after the whole chunk
         )
         loader = DataLoader(
             dataset,
@@ -327,7 +328,9 @@ class Runner:
             num_workers=self.config.num_workers,
             collate_fn=collate_identity,
             persistent_workers=False,
+            prefetch_factor=dataset.prefetch_factor() if self.config.num_workers else None,
         )
+        batcher = ChunkBatcher(lambda pixels: self._classify(model, pixels), self.batch_size)
         progress.describe(f"{entry.key} {name}")
         marked: set[int] = set()
         for item in loader:
@@ -337,12 +340,13 @@ class Runner:
                     store.mark_shard(item.shard, item.num_chunks, item.num_items)
                     marked.add(item.shard)
                 continue
-            chunk: ChunkInputs = finish_chunk(item, plan, preprocessing)
+            chunk = batcher.add(finish_chunk(item, plan, preprocessing))
+            if chunk is None:  # more pieces of this chunk to come
+                continue
             columns = empty_columns()
-            if chunk.pixels is not None:
-                logits = self._classify(model, chunk.pixels)
+            if chunk.logits is not None:
                 columns = prediction_rows(
-                    plan.benchmark, chunk.positions, chunk.samples, logits, keep_logits, chunk.shard
+                    plan.benchmark, chunk.positions, chunk.samples, chunk.logits, keep_logits, chunk.shard
                 )
             write_parquet_atomic(store.path(chunk.key), to_table(columns, chunk.skipped, chunk.num_positions))
             progress.add(chunk.num_positions)

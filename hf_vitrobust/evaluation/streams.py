@@ -7,7 +7,9 @@ expensive corruption happens only in the process that owns the chunk). The strea
 (its files, `Source.shards()`), and `ReadAssignment` gives each process its own shards, so that a process reads only
 the files it evaluates. `ChunkDataset` is an `IterableDataset`: DataLoader workers decode, corrupt and preprocess
 chunks in parallel while the main process runs the model (and, with `StreamPlan.corruption_device`, corrupts them
-on the model's device first).
+on the model's device first). A worker hands each chunk over in pieces of about one model batch (`chunk_pieces`), as
+soon as each is ready, so that the model starts on a chunk's first images while the worker makes the rest
+(`evaluation/chunk_batches.py` puts the pieces back into the chunk's model batches).
 """
 
 from __future__ import annotations
@@ -142,10 +144,13 @@ def uint8_to_pixels(preprocessing: Preprocessing, image: torch.Tensor) -> torch.
 
 @dataclass
 class ChunkInputs:
-    """One chunk, decoded and preprocessed: pixels (n, 3, h, w), or (n, T, 3, h, w) for sequences; sequences of
-    different lengths in one chunk (ImageNet-P's 41-frame translate beside 31-frame ones) stay a list of
+    """One chunk, or one piece of a chunk, decoded and preprocessed: pixels (n, 3, h, w), or (n, T, 3, h, w) for
+    sequences; sequences of different lengths (ImageNet-P's 41-frame translate beside 31-frame ones) stay a list of
     (T_i, 3, h, w). A chunk of a benchmark corrupted on the model's device arrives from the workers with its
-    prepared clean samples in `clean` and no pixels yet (`finish_chunk` makes them)."""
+    prepared clean samples in `clean` and no pixels yet (`finish_chunk` makes them).
+
+    A chunk cut into pieces (`chunk_pieces`) comes as consecutive pieces of its samples, in order; every piece but
+    the last has `last` False, and only the last carries the chunk's skip report and `num_positions`."""
 
     shard: int
     index: int
@@ -155,6 +160,7 @@ class ChunkInputs:
     skipped: dict[str, Any]
     clean: list[Sample] | None = None
     num_positions: int = 0  # positions its raw samples take, skipped ones included (for the progress bar)
+    last: bool = True  # the chunk's last piece (a whole chunk is its own last piece)
 
     @property
     def key(self) -> tuple[int, int]:
@@ -165,6 +171,14 @@ def _without_image(sample: Sample) -> Sample:
     return Sample(torch.empty(0, dtype=torch.uint8), sample.label, sample.sample_id, sample.metadata)
 
 
+def check_piece_size(piece_size: Any) -> None:
+    """A ValueError unless `piece_size` is None or a positive int."""
+    if piece_size is not None and (
+        isinstance(piece_size, bool) or not isinstance(piece_size, int) or piece_size < 1
+    ):
+        raise ValueError(f"piece_size must be None or a positive integer, got {piece_size!r}.")
+
+
 def prepare_chunk(
     plan: StreamPlan,
     index: int,
@@ -172,24 +186,71 @@ def prepare_chunk(
     preprocessing: Preprocessing,
     shard: int = 0,
 ) -> ChunkInputs:
-    """Decode (and corrupt, for a generated benchmark corrupted in the workers) one chunk; bad samples are skipped
-    and reported. For a benchmark corrupted on the model's device, only the clean images are decoded and prepared
-    (`GeneratedSource.prepare_clean`); `finish_chunk` does the rest in the main process."""
+    """Decode (and corrupt, for a generated benchmark corrupted in the workers) one chunk, whole; bad samples are
+    skipped and reported. For a benchmark corrupted on the model's device, only the clean images are decoded and
+    prepared (`GeneratedSource.prepare_clean`); `finish_chunk` does the rest in the main process."""
+    (chunk,) = chunk_pieces(plan, index, items, preprocessing, shard, piece_size=None)
+    return chunk
+
+
+def chunk_pieces(
+    plan: StreamPlan,
+    index: int,
+    items: list[tuple[int, RawSample]],
+    preprocessing: Preprocessing,
+    shard: int = 0,
+    piece_size: int | None = None,
+) -> Iterator[ChunkInputs]:
+    """One chunk as `prepare_chunk` makes it, handed over in consecutive pieces of `piece_size` samples (the last
+    one shorter; None: the whole chunk in one piece), each made only when the previous one was taken: the images
+    are decoded, generated (every cell of each generation batch, in the generated source's order) and preprocessed
+    lazily, so that the first piece is ready after one piece's work rather than the whole chunk's. The samples,
+    their order and their pixels are those of the whole chunk whatever `piece_size`. A chunk corrupted on the
+    model's device comes whole (its clean images)."""
+    check_piece_size(piece_size)
     report = SkipReport()
     num_positions = len(items) * (plan.positions_per_chunk // plan.chunk_size)
-    decoded = [(position, decode_raw_sample(raw, report)) for position, raw in items]
-    kept = [(position, sample) for position, sample in decoded if sample is not None]
     if plan.generated is not None and plan.corruption_device is not None:
-        prepared = plan.generated.prepare_clean([sample for _, sample in kept], report)
-        return ChunkInputs(
+        kept = [sample for _, raw in items if (sample := decode_raw_sample(raw, report)) is not None]
+        prepared = plan.generated.prepare_clean(kept, report)
+        yield ChunkInputs(
             shard, index, [], [], None, report.to_dict(), clean=prepared, num_positions=num_positions
         )
-    if plan.generated is not None:
-        clean = InMemorySource([sample for _, sample in kept])
-        samples = list(plan.generated.with_clean(clean).samples())
-        report.merge(clean.report)
-        kept = _generated_positions(plan, index, samples)
-    return _to_pixels(shard, index, kept, preprocessing, report, num_positions)
+        return
+    decoded = _decoded_samples(plan, index, items, report)
+    # The preprocessing's skips come after the decoding's and the generation's, as in a chunk made whole.
+    preprocessing_report = SkipReport()
+    while True:
+        piece = list(itertools.islice(decoded, piece_size))
+        positions, samples, pixels = _to_pixels(piece, preprocessing, preprocessing_report)
+        if piece_size is None or len(piece) < piece_size:
+            report.merge(preprocessing_report)
+            yield ChunkInputs(
+                shard, index, positions, samples, pixels, report.to_dict(), num_positions=num_positions
+            )
+            return
+        yield ChunkInputs(shard, index, positions, samples, pixels, {}, last=False)
+
+
+def _decoded_samples(
+    plan: StreamPlan, index: int, items: list[tuple[int, RawSample]], report: SkipReport
+) -> Iterator[tuple[int, Sample]]:
+    """(position, decoded sample) of one chunk, lazily: its raw samples decoded one at a time, or, for a generated
+    benchmark, its clean images decoded and then generated one generation batch at a time (generated sample j of
+    chunk k at position k * positions_per_chunk + j). Skipped samples are recorded in `report`."""
+    if plan.generated is None:
+        for position, raw in items:
+            sample = decode_raw_sample(raw, report)
+            if sample is not None:
+                yield position, sample
+        return
+    clean = InMemorySource(
+        [sample for _, raw in items if (sample := decode_raw_sample(raw, report)) is not None]
+    )
+    base = index * plan.positions_per_chunk
+    for offset, sample in enumerate(plan.generated.with_clean(clean).samples()):
+        yield base + offset, sample
+    report.merge(clean.report)
 
 
 def finish_chunk(chunk: ChunkInputs, plan: StreamPlan, preprocessing: Preprocessing) -> ChunkInputs:
@@ -203,23 +264,26 @@ def finish_chunk(chunk: ChunkInputs, plan: StreamPlan, preprocessing: Preprocess
     report.converted.update(chunk.skipped.get("converted_to_rgb", {}))
     report.examples.extend(chunk.skipped.get("examples", []))
     samples = plan.generated.generate_prepared(chunk.clean, plan.corruption_device)
-    kept = _generated_positions(plan, chunk.index, samples)
-    return _to_pixels(chunk.shard, chunk.index, kept, preprocessing, report, chunk.num_positions)
-
-
-def _generated_positions(plan: StreamPlan, index: int, samples: list[Sample]) -> list[tuple[int, Sample]]:
-    base = index * plan.positions_per_chunk
-    return [(base + offset, sample) for offset, sample in enumerate(samples)]
+    base = chunk.index * plan.positions_per_chunk
+    kept = [(base + offset, sample) for offset, sample in enumerate(samples)]
+    positions, kept_samples, pixels = _to_pixels(kept, preprocessing, report)
+    return ChunkInputs(
+        chunk.shard,
+        chunk.index,
+        positions,
+        kept_samples,
+        pixels,
+        report.to_dict(),
+        num_positions=chunk.num_positions,
+    )
 
 
 def _to_pixels(
-    shard: int,
-    index: int,
-    kept: list[tuple[int, Sample]],
-    preprocessing: Preprocessing,
-    report: SkipReport,
-    num_positions: int,
-) -> ChunkInputs:
+    kept: list[tuple[int, Sample]], preprocessing: Preprocessing, report: SkipReport
+) -> tuple[list[int], list[Sample], torch.Tensor | list[torch.Tensor] | None]:
+    """The model pixels of decoded samples: (positions, samples without their images, pixels stacked when of one
+    shape, a list otherwise, None when none is left); a sample the preprocessing fails on is skipped into
+    `report`."""
     positions, pixels, samples = [], [], []
     for position, sample in kept:
         try:
@@ -239,9 +303,7 @@ def _to_pixels(
         stacked = torch.stack(pixels)
     else:
         stacked = pixels
-    return ChunkInputs(
-        shard, index, positions, samples, stacked, report.to_dict(), num_positions=num_positions
-    )
+    return positions, samples, stacked
 
 
 @dataclass
@@ -309,8 +371,9 @@ def interleaving_cost(name: str, plan: StreamPlan, world_size: int, num_workers:
 
 
 class ChunkDataset(IterableDataset):
-    """The chunks of `plan` that this process computes (`assignment`) and has not yet done (`done`), prepared; and
-    a `ShardEnd` after each shard read. Shards in `complete` (every chunk on disk) are not read at all.
+    """The chunks of `plan` that this process computes (`assignment`) and has not yet done (`done`), prepared, each
+    in pieces of `piece_size` samples (`chunk_pieces`; None: whole); and a `ShardEnd` after each shard read. Shards
+    in `complete` (every chunk on disk) are not read at all.
 
     With DataLoader workers, worker w reads every `num_workers`-th of the process's shards; when the process has
     fewer shards than workers, each worker reads them all and prepares every `num_workers`-th chunk."""
@@ -322,12 +385,22 @@ class ChunkDataset(IterableDataset):
         assignment: ReadAssignment,
         done: set[tuple[int, int]] | None = None,
         complete: set[int] | None = None,
+        piece_size: int | None = None,
     ) -> None:
+        check_piece_size(piece_size)
         self.plan = plan
         self.preprocessing = preprocessing
         self.assignment = assignment
         self.done = set(done or ())
         self.complete = set(complete or ())
+        self.piece_size = piece_size
+
+    def prefetch_factor(self, chunks: int = 2) -> int:
+        """A DataLoader `prefetch_factor` that lets each worker run `chunks` whole chunks ahead of the model, in
+        pieces (the look-ahead, and the memory it holds, of `chunks` chunks prepared whole)."""
+        if self.piece_size is None:
+            return chunks
+        return chunks * -(-self.plan.positions_per_chunk // self.piece_size)
 
     def __iter__(self) -> Iterator[ChunkInputs | ShardEnd]:
         info = get_worker_info()
@@ -342,7 +415,9 @@ class ChunkDataset(IterableDataset):
                 if not self.assignment.owns(shard, index) or (shard, index) in self.done:
                     continue
                 if split or selected % workers == worker:
-                    yield prepare_chunk(self.plan, index, items, self.preprocessing, shard)
+                    yield from chunk_pieces(
+                        self.plan, index, items, self.preprocessing, shard, self.piece_size
+                    )
                 selected += 1
             yield ShardEnd(shard, num_items, num_chunks)
 
@@ -395,6 +470,7 @@ __all__ = [
     "ReadAssignment",
     "ShardEnd",
     "StreamPlan",
+    "chunk_pieces",
     "chunked",
     "collate_identity",
     "finish_chunk",
