@@ -47,6 +47,7 @@ from .mce import (
     CorruptionErrorResult,
     corruption_cell_errors,
     corruption_error_from_cells,
+    corruption_error_from_counts,
     mean_corruption_error,
 )
 from .occlusion_accuracy import OcclusionAccuracyResult, occlusion_accuracy
@@ -117,6 +118,7 @@ __all__ = [
     "calibration_metrics",
     "corruption_cell_errors",
     "corruption_error_from_cells",
+    "corruption_error_from_counts",
     "evaluate_module_path",
     "flip_rates",
     "fourier_error_map",

@@ -5,9 +5,10 @@ top-1, severity-5 top-1, unnormalised mCE, mCE, relative mCE; `_corruption_combi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from ..constants import EXTRA_CORRUPTIONS, STANDARD_CORRUPTIONS
 from .mce import ALEXNET_CLEAN_ERROR, ALEXNET_CORRUPTION_ERRORS
@@ -44,6 +45,16 @@ def _corruption_combine(name: str) -> Callable[[np.ndarray, list[Hashable]], np.
         return np.stack(values, axis=1).mean(axis=1)
 
     return combine
+
+
+def corruption_cell_labels(corruptions: Sequence[str], severities: np.ndarray) -> np.ndarray:
+    """The "name/severity" label of each sample's cell (object array), built from the factorised names, not a
+    string formatted per sample."""
+    codes, names_present = pd.factorize(pd.Series(np.asarray(corruptions, dtype=object)), sort=True)
+    combos = np.asarray(
+        [f"{name}/{severity}" for name in names_present for severity in range(10)], dtype=object
+    )
+    return combos[codes * 10 + np.asarray(severities, dtype=np.int64)]
 
 
 def _corruption_cell(label: str) -> tuple[str, int]:

@@ -26,11 +26,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ..constants import STANDARD_CORRUPTIONS, TEST_PERTURBATIONS
 from .cell_tables import INDEPENDENT_NOTE, CellTable, cell_table
-from .corruption_cells import _corruption_cell, _corruption_combine
+from .corruption_cells import _corruption_cell, _corruption_combine, corruption_cell_labels
 from .intervals import (
     DEFAULT_CONFIDENCE_LEVEL,
     DEFAULT_NUM_RESAMPLES,
@@ -317,15 +316,18 @@ def corruption_estimators(
     images, all corruptions and severities of one image together; None: each sample its own unit, within its cell.
     clean_wrong / clean_wrong_keys: the clean benchmark's errors and keys, for the relative mCE (only when every
     clean image of the clusters has one)."""
-    wrong = np.asarray(wrong, dtype=np.float64)
-    severities = np.asarray(severities, dtype=np.int64)
-    codes, names_present = pd.factorize(pd.Series(np.asarray(corruptions, dtype=object)), sort=True)
-    # One label per (corruption, severity) cell, built from the codes (not a string per sample).
-    combos = np.asarray(
-        [f"{name}/{severity}" for name in names_present for severity in range(10)], dtype=object
-    )
-    labels = combos[codes * 10 + severities]
-    table = cell_table(wrong, labels, sample_ids, clean_keys, _corruption_cell)
+    labels = corruption_cell_labels(corruptions, np.asarray(severities, dtype=np.int64))
+    table = cell_table(np.asarray(wrong, dtype=np.float64), labels, sample_ids, clean_keys, _corruption_cell)
+    return corruption_table_estimators(table, clean_wrong, clean_wrong_keys)
+
+
+def corruption_table_estimators(
+    table: CellTable,
+    clean_wrong: Sequence[bool] | np.ndarray | None = None,
+    clean_wrong_keys: Sequence[Any] | None = None,
+) -> dict[str, Estimator]:
+    """`corruption_estimators` of the errors' `CellTable` by "name/severity" cell (`cells` (corruption,
+    severity)), however it was built: at once, or batch by batch (`cell_tables.ClusteredCellSums`)."""
     names = {c for c, _ in table.cells}
     present_standard = any(c in STANDARD_CORRUPTIONS for c in names)
     out: dict[str, Estimator] = {}
@@ -338,7 +340,7 @@ def corruption_estimators(
             continue
         support = (0.0, 100.0) if name.endswith("top1") else NON_NEGATIVE  # percent accuracies; errors
         out[name] = _cell_estimator(table, _corruption_combine(name), "clean image", 1.0, support=support)
-    if clean_keys is None or clean_wrong is None or clean_wrong_keys is None or not present_standard:
+    if not table.clustered or clean_wrong is None or clean_wrong_keys is None or not present_standard:
         return out
     if not names <= set(ALEXNET_CORRUPTION_ERRORS):
         return out
@@ -586,6 +588,7 @@ __all__ = [
     "aupr_estimator",
     "background_gap_estimator",
     "corruption_estimators",
+    "corruption_table_estimators",
     "derived_seed",
     "ece_estimator",
     "flip_rate_estimator",

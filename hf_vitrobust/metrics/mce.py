@@ -162,11 +162,28 @@ def mean_corruption_error(
     """
     clean = _clean_error(clean_error, clean_predictions, clean_references)
     cells = corruption_cell_errors(predictions, references, corruptions, severities)
+    return corruption_error_from_counts(cells, clean_error=clean, allow_partial=allow_partial)
+
+
+def corruption_error_from_counts(
+    cells: Mapping[tuple[str, int], tuple[int, int]],
+    *,
+    clean_error: float | None = None,
+    clean_predictions: Sequence[int] | np.ndarray | None = None,
+    clean_references: Sequence[int] | np.ndarray | None = None,
+    allow_partial: bool = False,
+) -> CorruptionErrorResult:
+    """`mean_corruption_error` from (number wrong, number of samples) per (corruption, severity) cell, as
+    `corruption_cell_errors` gives them: the counts add up over batches of samples, so a benchmark of millions of
+    samples is scored without holding them. The cells are read in sorted order, as `corruption_cell_errors` makes
+    them, whatever order they are given in."""
+    clean = _clean_error(clean_error, clean_predictions, clean_references)
+    ordered = dict(sorted(cells.items()))
     return corruption_error_from_cells(
-        {key: wrong / count for key, (wrong, count) in cells.items()},
+        {key: wrong / count for key, (wrong, count) in ordered.items()},
         clean_error=clean,
         allow_partial=allow_partial,
-        num_samples=int(sum(count for _, count in cells.values())),
+        num_samples=int(sum(count for _, count in ordered.values())),
     )
 
 

@@ -225,6 +225,20 @@ def test_bootstrap_weights_batches_stay_within_the_draw_budget(monkeypatch):
     np.testing.assert_array_equal(stacked[:, 14:].sum(1), 6)
 
 
+def test_one_stratum_draws_do_not_depend_on_how_rows_are_cut(monkeypatch):
+    """One stratum's weights are cut into row batches of at most MAX_DRAWS_ONE_STRATUM draws, and are the same
+    numbers as one draw of every row at once (`integers(0, n, (b, n))`, as scipy.stats.bootstrap draws them)."""
+    n, b = 37, 50
+    drawn = np.random.default_rng(9).integers(0, n, (b, n))
+    expected = np.stack([np.bincount(row, minlength=n) for row in drawn]).astype(np.float64)
+    for budget in (1, 40, 37 * 7, 1 << 20):
+        monkeypatch.setattr(intervals, "MAX_DRAWS_ONE_STRATUM", budget)
+        batches = list(bootstrap_weights(n, b, np.random.default_rng(9)))
+        assert all(len(batch) == 1 or batch.size <= budget for batch in batches)
+        assert len(batches) == -(-b // max(1, budget // n))
+        np.testing.assert_array_equal(np.concatenate(batches), expected)
+
+
 def test_percentile_bounds_drop_undefined_replicates():
     values = np.array([np.nan, 1.0, 2.0, 3.0, np.inf, 4.0, 5.0])
     assert percentile_bounds(values, 0.5) == pytest.approx((2.0, 4.0))
