@@ -23,6 +23,7 @@ from ..data import BENCHMARKS
 from ..probes.spec import probe_of
 from .findings import findings_for
 from .image_identity import benchmark_images
+from .prediction_source import Predictions
 from .published_vs_ours import published_comparisons
 from .run_models import RunModels
 from .uncertainty import (
@@ -87,7 +88,7 @@ def _model_estimators(
     out: dict[str, NotedEstimator] = {}
     images: dict[str, dict[str, Any]] = {}
     for name in (result.get("predictions") or {}).get(key) or {}:
-        if name not in BENCHMARKS.names() or model.frame(name) is None:
+        if name not in BENCHMARKS.names() or model.source(name) is None:
             continue
         benchmark = BENCHMARKS.get(name)
         info = model.benchmark_info(name)
@@ -104,11 +105,12 @@ def analyze(
     results: Sequence[Mapping[str, Any]],
     settings: UncertaintySettings | None = None,
     *,
-    frames: Mapping[str, Mapping[str, pd.DataFrame]] | None = None,
+    frames: Mapping[str, Mapping[str, pd.DataFrame | Predictions]] | None = None,
 ) -> Analysis:
     """The analysis of merged `results` (`results.merge_results`), at `settings` (default: the first run's
-    recorded ones; each run's own for its intervals). `frames`: model key -> benchmark -> the predictions already
-    in memory, which are then not read again.
+    recorded ones; each run's own for its intervals). `frames`: model key -> benchmark -> the predictions the
+    caller holds (a frame in memory, or the file it has written: `prediction_source.Predictions`), used instead of
+    the run folder's files.
 
     Given settings also recompute the probes' per-point intervals at their level (`ProbeSpec.probe_intervals`,
     from the stored counts), in place."""

@@ -38,6 +38,7 @@ from .headlines import (
     TOP1,
     headline_name,
 )
+from .prediction_source import Predictions, as_predictions
 from .protocols import default_protocol
 
 Metrics = Callable[[Benchmark, pd.DataFrame, "pd.DataFrame | None", "dict[str, str] | None"], dict[str, Any]]
@@ -148,6 +149,8 @@ class BenchmarkKind:
         is read per cell, all of them named, and resampled by clean image across its cells.
     label_map: maps a 1000-class prediction into the benchmark's label space before it is compared with the label
         (ImageNet-9: its 9 superclasses); None where predictions and labels share one space.
+    reads_batches: whether `metrics` and `estimators` take the predictions as a `prediction_source.Predictions`
+        and read them in batches (ImageNet-C: millions of rows, never held at once); otherwise they get one frame.
     """
 
     name: str
@@ -158,6 +161,12 @@ class BenchmarkKind:
     quantities: tuple[str, ...] = ()
     cells: tuple[str, ...] = ()
     label_map: Callable[[np.ndarray], np.ndarray] | None = None
+    reads_batches: bool = False
+
+    def given(self, predictions: pd.DataFrame | Predictions) -> pd.DataFrame | Predictions:
+        """The predictions as this kind's `metrics` and `estimators` take them: batched or one frame."""
+        source = as_predictions(predictions)
+        return source if self.reads_batches else source.frame()
 
 
 def _no_metrics(benchmark: Benchmark, frame: pd.DataFrame, clean: Any, protocol: Any) -> dict[str, Any]:
@@ -206,6 +215,7 @@ for _kind in (
         card_rows=lambda metrics: CORRUPTION_ROWS,
         quantities=(MEAN_TOP1, MCE, RELATIVE_MCE, SEVERITY5_TOP1),
         cells=("corruption", "severity"),
+        reads_batches=True,
     ),
     BenchmarkKind(
         name="perturbation",
@@ -243,16 +253,17 @@ def get_benchmark_kind(name: str) -> BenchmarkKind:
 
 def benchmark_metrics(
     benchmark: Benchmark,
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | Predictions,
     clean_predictions: pd.DataFrame | None = None,
     protocol: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The metrics of `benchmark` from its predictions, computed by its kind: `clean_predictions` are the clean
-    benchmark's (`Benchmark.clean`), for ImageNet-C's relative mCE; `protocol` holds the headline choices (default:
-    the canonical protocol)."""
-    if frame.empty:
+    """The metrics of `benchmark` from its predictions (a frame, or a file read in batches where the kind
+    `reads_batches`), computed by its kind: `clean_predictions` are the clean benchmark's (`Benchmark.clean`), for
+    ImageNet-C's relative mCE; `protocol` holds the headline choices (default: the canonical protocol)."""
+    if as_predictions(frame).num_rows == 0:
         return {"num_samples": 0, "note": "no samples were evaluated"}
-    return BENCHMARK_KINDS[benchmark.kind].metrics(benchmark, frame, clean_predictions, protocol)
+    kind = BENCHMARK_KINDS[benchmark.kind]
+    return kind.metrics(benchmark, kind.given(frame), clean_predictions, protocol)
 
 
 def summary_headlines(
@@ -268,17 +279,17 @@ def summary_headlines(
 
 def headline_estimators(
     benchmark: Benchmark,
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | Predictions,
     clean: pd.DataFrame | None = None,
     protocol: Mapping[str, str] | None = None,
 ) -> dict[str, Estimator]:
     """The estimators of a benchmark's headline numbers (its kind's `estimators`), named as in results.json
-    "summary" (plus the relative mCE, the severity-5 mean top-1 and the ECE where they exist)."""
-    if frame.empty:
+    "summary" (plus the relative mCE, the severity-5 mean top-1 and the ECE where they exist), from its predictions
+    (a frame, or a file read in batches where the kind `reads_batches`)."""
+    if as_predictions(frame).num_rows == 0:
         return {}
-    return get_benchmark_kind(benchmark.kind).estimators(
-        benchmark, frame, clean, protocol or default_protocol(benchmark)
-    )
+    kind = get_benchmark_kind(benchmark.kind)
+    return kind.estimators(benchmark, kind.given(frame), clean, protocol or default_protocol(benchmark))
 
 
 __all__ = [

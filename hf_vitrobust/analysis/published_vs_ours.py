@@ -135,8 +135,8 @@ def _benchmark_number(row: PublishedNumber, model: RunModel, settings: Uncertain
             raise LookupError(f"this run has no {name}")
         found = _from_estimator(estimators[name], settings, row.row_id)
         if row.metric == "BG-gap (points)":  # published per variant: the foreground images of one background
-            predictions = model.predictions(row.benchmark)
-            labelled = predictions[predictions["label"] >= 0]
+            predictions = model.frame(row.benchmark)
+            labelled = predictions[predictions["label"] >= 0]  # type: ignore[index]
             found = replace(found, num_images=int((labelled["variant"].astype(str) == "mixed_same").sum()))
         return found
     except LookupError as error:

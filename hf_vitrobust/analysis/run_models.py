@@ -17,10 +17,11 @@ from ..data import Benchmark
 from ..metrics.estimators import Estimator, accuracy_estimator
 from ..probes.spec import PROBES
 from .kinds import get_benchmark_kind, headline_estimators
+from .prediction_source import Predictions, PredictionsFile, as_predictions
 from .protocols import default_protocol
 from .results import holds_result
 from .scoring import clean_of_generated
-from .uncertainty import cluster_keys, read_predictions, run_folder
+from .uncertainty import cluster_keys, run_folder
 
 
 @dataclass
@@ -29,7 +30,8 @@ class RunModel:
 
     result: Mapping[str, Any]
     key: str
-    _frames: dict[str, pd.DataFrame | None] = field(default_factory=dict, repr=False)
+    #: benchmark -> its predictions (a file, or given in memory), None where the run has none
+    _sources: dict[str, Predictions | None] = field(default_factory=dict, repr=False)
 
     @property
     def info(self) -> Mapping[str, Any]:
@@ -68,23 +70,37 @@ class RunModel:
             else bool(self.metrics(benchmark))
         )
 
-    def frame(self, benchmark: str) -> pd.DataFrame | None:
-        """The model's predictions of a benchmark (None when the run folder or the file is not there)."""
-        if benchmark not in self._frames:
+    def source(self, benchmark: str) -> Predictions | None:
+        """The model's predictions of a benchmark, not read yet (None when the run folder or the file is not
+        there)."""
+        if benchmark not in self._sources:
             folder = run_folder(self.result)
             relative = ((self.result.get("predictions") or {}).get(self.key) or {}).get(benchmark)
             path = None if folder is None or not relative else Path(folder) / relative
-            self._frames[benchmark] = read_predictions(path) if path is not None and path.is_file() else None
-        return self._frames[benchmark]
+            self._sources[benchmark] = PredictionsFile(path) if path is not None and path.is_file() else None
+        return self._sources[benchmark]
 
-    def predictions(self, benchmark: str) -> pd.DataFrame:
+    def frame(self, benchmark: str) -> pd.DataFrame | None:
+        """The model's predictions of a benchmark as one frame, read once (`Predictions.frame`; None when the run
+        folder or the file is not there). A benchmark whose kind `reads_batches` is never read whole by the
+        analysis."""
+        source = self.source(benchmark)
+        return None if source is None else source.frame()
+
+    def predictions(self, benchmark: str) -> Predictions:
         """The model's predictions of a benchmark; LookupError (saying why) when the run has none."""
         if self.metrics(benchmark) is None:
             raise LookupError(f"no {benchmark} results in this run")
-        frame = self.frame(benchmark)
-        if frame is None:
+        source = self.source(benchmark)
+        if source is None:
             raise LookupError(f"the {benchmark} predictions file of this run is not there")
-        return frame
+        return source
+
+    def _given(self, benchmark: Benchmark) -> pd.DataFrame | Predictions:
+        """A benchmark's predictions as its kind reads them: in batches, or one frame (read once)."""
+        if get_benchmark_kind(benchmark.kind).reads_batches:
+            return self.source(benchmark.name)  # type: ignore[return-value]
+        return self.frame(benchmark.name)  # type: ignore[return-value]
 
     def headlines(
         self, benchmark: Benchmark, protocol: Mapping[str, str] | None = None
@@ -100,16 +116,17 @@ class RunModel:
         """The model's headline estimators of a benchmark (`kinds.headline_estimators`, named as in
         results.json "summary") from its predictions file, under the benchmark's default protocol updated by
         `protocol`."""
-        frame = self.frame(benchmark.name)
-        if frame is None:
+        source = self.source(benchmark.name)
+        if source is None:
             raise LookupError(f"the {benchmark.name} predictions file of this run is not there")
+        given = self._given(benchmark)
         clean = clean_of_generated(
-            frame,
+            given,
             self.frame(benchmark.clean) if benchmark.clean else None,
             bool(self.benchmark_info(benchmark.name).get("generated")),
         )
         return headline_estimators(
-            benchmark, frame, clean, {**default_protocol(benchmark), **(protocol or {})}
+            benchmark, given, clean, {**default_protocol(benchmark), **(protocol or {})}
         )
 
     def accuracy(
@@ -122,7 +139,15 @@ class RunModel:
     ) -> Estimator:
         """The model's top-1 (or "top-5 %") accuracy on a benchmark, per image (per clean image on a corruption
         cell), under a class mask ("hendrycks-200", or all classes) and on a cell or variant (`conditions`)."""
-        rows = _rows_of(conditions or {}, metric, self.predictions(benchmark.name), benchmark)
+        conditions = conditions or {}
+        cells = get_benchmark_kind(benchmark.kind).cells
+        source = self.predictions(benchmark.name)
+        if cells:  # that cell only is read
+            _check_cell_named(conditions, metric, benchmark)
+            frame = source.cell({column: conditions[column] for column in cells})
+        else:
+            frame = self.frame(benchmark.name)
+        rows = _rows_of(conditions, metric, frame, benchmark)
         correct = _topk_correct(rows, metric, class_mask, benchmark)
         keys = cluster_keys(rows) if get_benchmark_kind(benchmark.kind).cells else None
         return accuracy_estimator(correct, rows["sample_id"].to_numpy() if keys is None else keys)
@@ -148,7 +173,7 @@ class RunModels:
     def __init__(
         self,
         results: Sequence[Mapping[str, Any]],
-        frames: Mapping[str, Mapping[str, pd.DataFrame]] | None = None,
+        frames: Mapping[str, Mapping[str, pd.DataFrame | Predictions]] | None = None,
     ) -> None:
         self.results = results
         self.frames = frames or {}
@@ -156,8 +181,8 @@ class RunModels:
 
     def __call__(self, place: tuple[int, str]) -> RunModel:
         if place not in self._made:
-            given = dict(self.frames.get(place[1]) or {})
-            self._made[place] = RunModel(self.results[place[0]], place[1], given)
+            given = {name: as_predictions(p) for name, p in (self.frames.get(place[1]) or {}).items()}
+            self._made[place] = RunModel(self.results[place[0]], place[1], given)  # type: ignore[arg-type]
         return self._made[place]
 
 
@@ -189,6 +214,13 @@ def _topk_correct(
     return frame[column].to_numpy() == labels
 
 
+def _check_cell_named(conditions: Mapping[str, str], metric: str, benchmark: Benchmark) -> None:
+    """LookupError unless `conditions` name a cell of a benchmark whose kind reads accuracies per cell."""
+    cells = get_benchmark_kind(benchmark.kind).cells
+    if any(column not in conditions for column in cells):
+        raise LookupError(f"{metric} of {benchmark.name} is read per cell: no {'/'.join(cells)} is named")
+
+
 def _rows_of(
     conditions: Mapping[str, str], metric: str, frame: pd.DataFrame, benchmark: Benchmark
 ) -> pd.DataFrame:
@@ -197,8 +229,7 @@ def _rows_of(
     kept = _labelled(frame)
     cells = get_benchmark_kind(benchmark.kind).cells
     if cells:
-        if any(column not in conditions for column in cells):
-            raise LookupError(f"{metric} of {benchmark.name} is read per cell: no {'/'.join(cells)} is named")
+        _check_cell_named(conditions, metric, benchmark)
         for column in cells:
             values = kept[column]
             if pd.api.types.is_numeric_dtype(values):

@@ -16,12 +16,13 @@ from ..metrics import (
     background_gap,
     calibration_metrics,
     corruption_cell_errors,
+    corruption_error_from_counts,
     flip_rates,
     masked_accuracy,
-    mean_corruption_error,
     ood_detection_metrics,
 )
 from .headlines import AUPR, BG_GAP, MCE, MEAN_TOP1, MFR, TOP1, headline_name
+from .prediction_source import Predictions, as_predictions
 from .protocols import default_protocol
 
 
@@ -44,13 +45,16 @@ def _all_class_accuracy(labelled: pd.DataFrame, labels: np.ndarray) -> dict[str,
 
 
 def clean_of_generated(
-    frame: pd.DataFrame, clean: pd.DataFrame | None, generated: bool
+    frame: pd.DataFrame | Predictions, clean: pd.DataFrame | Predictions | None, generated: bool
 ) -> pd.DataFrame | None:
     """The clean predictions a generated benchmark's relative mCE compares with: those of the clean images its
-    samples were made of (a subset under --limit), else `clean` as it is."""
-    if clean is None or not generated:
+    samples were made of (a subset under --limit), else `clean` as it is (a clean benchmark is read whole)."""
+    if clean is None:
+        return None
+    clean = as_predictions(clean).frame()
+    if not generated:
         return clean
-    return clean[clean["sample_id"].isin(set(frame["clean_sample_id"].dropna()))]
+    return clean[clean["sample_id"].isin(as_predictions(frame).unique("clean_sample_id"))]
 
 
 def classification_metrics(
@@ -93,9 +97,29 @@ def classification_metrics(
     return result
 
 
+def corruption_cell_counts(predictions: Predictions) -> tuple[dict[tuple[str, int], tuple[int, int]], int]:
+    """(number wrong, number of samples) of the labelled rows per (corruption, severity) cell, in sorted order
+    (`corruption_cell_errors`), and the number of labelled rows: counted batch by batch."""
+    cells: dict[tuple[str, int], tuple[int, int]] = {}
+    num_labelled = 0
+    for batch in predictions.batches(["label", "prediction", "corruption", "severity"]):
+        labelled = batch[batch["label"] >= 0]
+        num_labelled += len(labelled)
+        found = corruption_cell_errors(
+            labelled["prediction"].to_numpy(),
+            labelled["label"].to_numpy(),
+            labelled["corruption"].astype(str).to_list(),
+            labelled["severity"].to_numpy().astype(np.int64),
+        )
+        for key, (wrong, count) in found.items():
+            before = cells.get(key, (0, 0))
+            cells[key] = (before[0] + wrong, before[1] + count)
+    return dict(sorted(cells.items())), num_labelled
+
+
 def corruption_metrics(
     benchmark: Benchmark,
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | Predictions,
     clean_predictions: pd.DataFrame | None,
     protocol: dict[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -106,12 +130,7 @@ def corruption_metrics(
     ImageNet-C's mCE comes under both protocols (`protocols`): "alexnet-15" (the canonical mCE) and
     "unnormalized-19" (ImageNet-C/test.py's printed mean over every corruption present, the extras included);
     `mce_protocol` names the headline one."""
-    labelled = frame[frame["label"] >= 0]
-    predictions = labelled["prediction"].to_numpy()
-    labels = labelled["label"].to_numpy()
-    corruptions = labelled["corruption"].astype(str).to_list()
-    severities = labelled["severity"].to_numpy().astype(np.int64)
-    cells = corruption_cell_errors(predictions, labels, corruptions, severities)
+    cells, num_labelled = corruption_cell_counts(as_predictions(frame))
     top1 = {key: 100.0 * (1.0 - wrong / count) for key, (wrong, count) in cells.items()}
     result: dict[str, Any] = {}
     if benchmark.alexnet_baseline:
@@ -123,9 +142,7 @@ def corruption_metrics(
                     "clean_predictions": clean_rows["prediction"].to_numpy(),
                     "clean_references": clean_rows["label"].to_numpy(),
                 }
-        computed = mean_corruption_error(
-            predictions, labels, corruptions, severities, allow_partial=True, **clean
-        ).to_dict()
+        computed = corruption_error_from_counts(cells, allow_partial=True, **clean).to_dict()
         result.update(computed)
         absent = [name for name in benchmark.corruptions if name not in computed["unnormalized_corruptions"]]
         result["protocols"] = {
@@ -143,7 +160,7 @@ def corruption_metrics(
     result["severity5_top1"] = float(np.mean(list(severity5.values()))) if severity5 else None
     result["contrast_s5_top1"] = severity5.get("contrast")
     result["mean_top1"] = float(np.mean(list(top1.values()))) if top1 else None
-    result["num_samples"] = len(labelled)
+    result["num_samples"] = num_labelled
     return result
 
 
@@ -239,6 +256,7 @@ __all__ = [
     "classification_metrics",
     "clean_headline",
     "clean_of_generated",
+    "corruption_cell_counts",
     "corruption_headline",
     "corruption_metrics",
     "masked_headline",

@@ -26,18 +26,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from ..data import Benchmark
 from ..data.samples import clean_image_key
 from ..metrics import calibration_bins, imagenet_to_in9
 from ..metrics.calibration import softmax
+from ..metrics.cell_tables import CellTable, ClusteredCellSums, cell_table
+from ..metrics.corruption_cells import _corruption_cell, corruption_cell_labels
 from ..metrics.estimators import (
     Estimator,
     accuracy_estimator,
     aupr_estimator,
     background_gap_estimator,
-    corruption_estimators,
+    corruption_table_estimators,
     derived_seed,
     ece_estimator,
     flip_rate_estimator,
@@ -66,29 +67,17 @@ from .headlines import (
     headline_name,
 )
 from .image_identity import images_differ
-from .predictions import with_derived_columns
+from .prediction_source import Predictions, PredictionsFile, as_predictions
 from .protocols import CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
 
 #: The default target half-width of "samples needed", in the headline's own units (points for percentages).
 DEFAULT_TARGET_HALF_WIDTH = 1.0
 FIRST_N_NOTE = "first-N subset of the stream: the interval describes these images, not the benchmark"
-PREDICTION_COLUMNS = (
-    "sample_id",
-    "clean_sample_id",
-    "label",
-    "prediction",
-    "top5",
-    "subset_prediction",
-    "ood_score",
-    "corruption",
-    "severity",
+#: The columns ImageNet-C's (CIFAR-C's) error table reads.
+CORRUPTION_COLUMNS = (
+    "sample_id", "clean_sample_id", "label", "prediction", "corruption", "severity", "perturbation", "difficulty",
     "variant",
-    "perturbation",
-    "difficulty",
-    "is_ood",
-    "frame_top5",
-    "logits",
-)
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -127,11 +116,15 @@ class UncertaintySettings:
         return cls(**{key: value for key, value in (data or {}).items() if key in fields})
 
 
-def cluster_keys(frame: pd.DataFrame) -> np.ndarray | None:
+def cluster_keys(
+    frame: pd.DataFrame, prefixes: dict[tuple[Any, ...], str] | None = None
+) -> np.ndarray | None:
     """The clean image of each row (`data.samples.clean_image_key`), or None where some row has none: the
     resampling unit of a multi-cell benchmark. Generated benchmarks name it in "clean_sample_id" (read as a
     column). Released layouts derive it from the sample id: `clean_image_key` of each cell's first row gives the
-    cell's prefix (`<corruption>/<severity>/`), and every row of the cell must start with it (vectorised per cell)."""
+    cell's prefix (`<corruption>/<severity>/`), and every row of the cell must start with it (vectorised per cell).
+    `prefixes` (cell values -> prefix), read and filled, carries the prefixes across the batches of one benchmark,
+    so that each cell's is that of its first row in the whole benchmark, as for one frame."""
     if "clean_sample_id" in frame and frame["clean_sample_id"].notna().all():
         return frame["clean_sample_id"].to_numpy().astype(str)
     cell_columns = [
@@ -150,10 +143,15 @@ def cluster_keys(frame: pd.DataFrame) -> np.ndarray | None:
             for c, v in cells.iloc[first].items()
             if v is not None and v == v
         }
-        key = clean_image_key(ids[first], metadata)
-        if key is None or not ids[first].endswith(key):
-            return None
-        prefix = ids[first][: len(ids[first]) - len(key)]
+        named = tuple(sorted(metadata.items()))  # the cell, the same however a batch typed its columns
+        prefix = None if prefixes is None else prefixes.get(named)
+        if prefix is None:
+            key = clean_image_key(ids[first], metadata)
+            if key is None or not ids[first].endswith(key):
+                return None
+            prefix = ids[first][: len(ids[first]) - len(key)]
+            if prefixes is not None:
+                prefixes[named] = prefix
         group = ids.iloc[rows]
         if not group.str.startswith(prefix).all():
             return None
@@ -200,30 +198,62 @@ def accuracy_headlines(
     return out
 
 
+def _corruption_errors(batch: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each labelled row's top-1 error (0 / 1) and "name/severity" cell label."""
+    wrong = (batch["prediction"].to_numpy() != batch["label"].to_numpy()).astype(np.float64)
+    cells = corruption_cell_labels(batch["corruption"].astype(str).to_list(), batch["severity"].to_numpy())
+    return wrong, cells
+
+
+def corruption_error_table(predictions: Predictions) -> CellTable | None:
+    """The `CellTable` of the labelled rows' top-1 errors by (corruption, severity) cell, read batch by batch: per
+    clean image (`cluster_keys`; summed as it is read, `ClusteredCellSums`), else, where no key names the clean
+    image, per sample within its cell (which holds every sample: read once more, only then). None: no labelled
+    rows. Equal, bit for bit, to the table of the whole frame at once."""
+    by_clean_id = "clean_sample_id" in predictions.names and all(
+        _labelled(batch)["clean_sample_id"].notna().all()
+        for batch in predictions.batches(["label", "clean_sample_id"])
+    )
+    sums, prefixes = ClusteredCellSums(), {}
+    for batch in predictions.batches(CORRUPTION_COLUMNS):
+        labelled = _labelled(batch)
+        if labelled.empty:
+            continue
+        if by_clean_id:
+            keys = labelled["clean_sample_id"].to_numpy().astype(str)
+        else:
+            keys = cluster_keys(labelled.drop(columns="clean_sample_id", errors="ignore"), prefixes)
+        if keys is None:
+            parts = [
+                (*_corruption_errors(b), b["sample_id"].to_numpy())
+                for b in map(_labelled, predictions.batches(CORRUPTION_COLUMNS))
+            ]
+            wrong, cells, ids = (np.concatenate(column) for column in zip(*parts, strict=True))
+            return cell_table(wrong, cells, ids, None, _corruption_cell)
+        sums.add(*_corruption_errors(labelled), keys)
+    return sums.table(_corruption_cell) if sums.num_samples else None
+
+
 def corruption_headlines(
-    benchmark: Benchmark, frame: pd.DataFrame, clean: pd.DataFrame | None, protocol: Mapping[str, str]
+    benchmark: Benchmark,
+    frame: pd.DataFrame | Predictions,
+    clean: pd.DataFrame | None,
+    protocol: Mapping[str, str],
 ) -> dict[str, Estimator]:
     """Mean top-1, the mCE under each protocol (the headline one first) and the relative mCE where AlexNet's
-    errors normalise it, and the severity-5 mean top-1; resampled over clean images."""
-    labelled = _labelled(frame)
-    if labelled.empty:
+    errors normalise it, and the severity-5 mean top-1; resampled over clean images. The predictions are read in
+    batches (`corruption_error_table`)."""
+    table = corruption_error_table(as_predictions(frame))
+    if table is None:
         return {}
-    keys = cluster_keys(labelled)
     clean_arguments: dict[str, Any] = {}
-    if clean is not None and keys is not None:
+    if clean is not None and table.clustered:
         clean_rows = _labelled(clean)
         clean_arguments = {
             "clean_wrong": (clean_rows["prediction"].to_numpy() != clean_rows["label"].to_numpy()),
             "clean_wrong_keys": clean_rows["sample_id"].to_numpy().astype(str),
         }
-    estimators = corruption_estimators(
-        labelled["prediction"].to_numpy() != labelled["label"].to_numpy(),
-        labelled["corruption"].astype(str).to_list(),
-        labelled["severity"].to_numpy().astype(np.int64),
-        labelled["sample_id"].to_numpy(),
-        keys,
-        **clean_arguments,
-    )
+    estimators = corruption_table_estimators(table, **clean_arguments)
     name = benchmark.name
     out = {}
     if "mean_top1" in estimators:
@@ -315,12 +345,8 @@ def intervals_of(
 
 # ------------------------------------------------------------------------------------------ from a run folder
 def read_predictions(path: Path) -> pd.DataFrame:
-    """A predictions parquet's columns the intervals read (not the metadata JSON)."""
-    names = pq.read_schema(path).names
-    if "clean_sample_id" not in names:  # written before the column existed: derived as that run made it
-        table = with_derived_columns(pq.read_table(path))
-        return table.select([c for c in PREDICTION_COLUMNS if c in table.schema.names]).to_pandas()
-    return pq.read_table(path, columns=[c for c in PREDICTION_COLUMNS if c in names]).to_pandas()
+    """A predictions parquet's columns the intervals read (not the metadata JSON), as one frame."""
+    return PredictionsFile(path).frame()
 
 
 def run_folder(result: Mapping[str, Any]) -> Path | None:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..analysis.prediction_source import Predictions, as_predictions
 from ..data.image_lists import check_image_list, file_name, image_list, match_image_list
 from ..models.imagenet import imagenet_wnid_to_index
 from ..probes.base import check_seed
@@ -132,16 +133,24 @@ def select_listed_images(
     return positions if num_images is None else positions[: int(num_images)]
 
 
+#: The prediction columns the image selection reads.
+SELECTION_COLUMNS = ("sample_id", "label", "prediction", "shard", "position")
+
+
 def select_probe_places(
-    probes: Sequence[Any], frames: Mapping[str, pd.DataFrame], seed: int
+    probes: Sequence[Any], frames: Mapping[str, pd.DataFrame | Predictions], seed: int
 ) -> dict[str, list[tuple[int, int]]]:
     """Probe name -> the (shard, position) of its images, chosen by `select_images` from the clean predictions of
-    its benchmark (`frames`: benchmark -> predictions); probes whose benchmark was not run are left out."""
+    its benchmark (`frames`: benchmark -> predictions, a frame or the file, of which only `SELECTION_COLUMNS` are
+    read); probes whose benchmark was not run are left out."""
     selections = {}
+    read: dict[str, pd.DataFrame] = {}
     for spec in probes:
         if spec.benchmark not in frames:
             continue
-        frame = frames[spec.benchmark]
+        if spec.benchmark not in read:
+            read[spec.benchmark] = as_predictions(frames[spec.benchmark]).frame(SELECTION_COLUMNS)
+        frame = read[spec.benchmark]
         selected = select_images(
             get_probe(spec.name).selection_for(spec.params),
             spec.num_images,
@@ -159,4 +168,4 @@ def select_probe_places(
     return selections
 
 
-__all__ = ["SELECTIONS", "select_images", "select_listed_images", "select_probe_places"]
+__all__ = ["SELECTIONS", "SELECTION_COLUMNS", "select_images", "select_listed_images", "select_probe_places"]

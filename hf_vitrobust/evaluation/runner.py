@@ -9,10 +9,10 @@ A run validates everything first (suite, sources, label spaces, options), then, 
    file per chunk; rank 0 merges the chunks into `predictions/<model>/<benchmark>.parquet` and computes the metrics;
 2. runs each probe on its selected images (chosen from the clean predictions, the same on every rank), chunk by
    chunk across the ranks, one partial result file per chunk, merged by rank 0.
-Then rank 0 analyses the run once (`analysis.analyze`, on the predictions it holds in memory: intervals, model
-comparisons, published numbers and findings) and writes results.json and the report. Every file is written
-atomically; `resume=True` skips the chunks already on disk, so a killed run continues where it stopped and ends
-with the same results.
+Then rank 0 analyses the run once (`analysis.analyze`, on the predictions files it has written, read by column and
+in batches: intervals, model comparisons, published numbers and findings) and writes results.json and the report.
+Every file is written atomically; `resume=True` skips the chunks already on disk, so a killed run continues where it
+stopped and ends with the same results.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import torch
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
@@ -34,7 +33,8 @@ from tqdm.auto import tqdm
 from .. import __version__
 from ..analysis.analyze import analyze
 from ..analysis.kinds import benchmark_metrics, summary_headlines
-from ..analysis.predictions import PREDICTION_SCHEMA, empty_columns, keeps_logits, prediction_rows, to_table
+from ..analysis.prediction_source import Predictions
+from ..analysis.predictions import empty_columns, keeps_logits, prediction_rows, to_table
 from ..analysis.protocols import protocol_record
 from ..analysis.record import benchmark_record, model_key, new_record, predictions_path
 from ..analysis.results import SCHEMA_VERSION, json_safe, summary_table
@@ -59,7 +59,7 @@ from .store import (
     write_json_atomic,
     write_parquet_atomic,
 )
-from .stream_merge import merge_stream_chunks, read_merged
+from .stream_merge import merge_stream_chunks, merged_predictions
 from .streams import (
     ChunkDataset,
     ReadAssignment,
@@ -353,15 +353,13 @@ class Runner:
 
     def _merge_stream(
         self, entry: ModelEntry, name: str, plan: StreamPlan
-    ) -> tuple[pd.DataFrame, SkipReport, int]:
-        """Rank 0: every chunk of a benchmark, in order, appended one at a time to its predictions file; then the
-        frame the metrics and the probes' image selection are computed from, read back from that file without the
-        per-sample metadata JSON (the largest column, which no metric reads)."""
+    ) -> tuple[Predictions, SkipReport, int]:
+        """Rank 0: every chunk of a benchmark, in order, appended one at a time to its predictions file; then that
+        file, checked, which the metrics, intervals and probes' image selection read by column and in batches."""
         store = ChunkStore(self.work / entry.key / "benchmarks" / name, "parquet")
         path = self.output / predictions_path(entry.key, name)
         report, num_items = merge_stream_chunks(name, store, len(plan.shards()), path)
-        columns = [column for column in PREDICTION_SCHEMA.names if column != "metadata"]
-        return read_merged(name, path, columns).to_pandas(), report, num_items
+        return merged_predictions(name, path), report, num_items
 
     # ------------------------------------------------------------------------------------------------ probes
     def _run_probes(
@@ -438,7 +436,7 @@ class Runner:
     # ---------------------------------------------------------------------------------------------------- run
     def run(self) -> dict[str, Any]:
         """Run every model on every benchmark and probe, then analyse (`analysis.analyze`, once, on the predictions
-        in memory) and write results.json and the report (rank 0)."""
+        files) and write results.json and the report (rank 0)."""
         # load_suite has checked that every probe reads a clean classification benchmark of the suite.
         plans = self._plans()
         models = self._load_models()
@@ -469,7 +467,7 @@ class Runner:
             models=[entry.describe() for entry in models],
             uncertainty=self.uncertainty.to_dict(),
         )
-        frames: dict[str, dict[str, pd.DataFrame]] = {}  # model key -> benchmark -> predictions (rank 0)
+        frames: dict[str, dict[str, Predictions]] = {}  # model key -> benchmark -> predictions file (rank 0)
         progress = RunProgress(
             self.work,
             self.group.rank,
@@ -514,9 +512,9 @@ class Runner:
 
     def _run_benchmarks(
         self, entry: ModelEntry, plans: dict[str, StreamPlan], results: dict[str, Any], progress: RunProgress
-    ) -> dict[str, pd.DataFrame]:
+    ) -> dict[str, Predictions]:
         """One model on every benchmark: every process streams its chunks; rank 0 merges them, records each
-        benchmark and its metrics and summary in `results`, and returns the predictions frames."""
+        benchmark and its metrics and summary in `results`, and returns the predictions files."""
         # channels-last convolutions are up to 2x faster on CPUs and GPUs (as timm's validate.py
         # --channels-last); attention layers are unaffected.
         entry.classifier.to(memory_format=torch.channels_last)
@@ -524,7 +522,7 @@ class Runner:
             name: torch.compile(given.classifier) if self.config.compile else given.classifier
             for name, given in entry.inputs.items()
         }
-        frames: dict[str, pd.DataFrame] = {}
+        frames: dict[str, Predictions] = {}
         timing: dict[str, float] = {}
         metrics: dict[str, Any] = {name: {"skipped": reason} for name, reason in entry.skipped.items()}
         summary: dict[str, Any] = {}
@@ -545,7 +543,7 @@ class Runner:
                 results["benchmarks"][name] = benchmark_record(
                     plan.benchmark,
                     source,
-                    num_samples=len(frame),
+                    num_samples=frame.num_rows,
                     num_source_items=num_items,
                     skipped=report.to_dict(),
                     options=plan.options,

@@ -2,18 +2,20 @@
 """Rank 0's merge of a benchmark's chunk files into its predictions file, one chunk at a time.
 
 The chunks are appended in stream order (shard by shard, chunk by chunk) to one parquet writer, so the merge holds
-one chunk in memory, whatever the length of the stream. The merged file is then read back once (`read_merged`, the
-columns the analysis needs), and that read is checked: no sample evaluated twice, rows in stream order.
+one chunk in memory, whatever the length of the stream. The merged file is then checked in batches
+(`merged_predictions`: no sample evaluated twice, rows in stream order) and handed on unread: the metrics, the
+intervals and the probes' image selection read it by column and in batches (`analysis.prediction_source`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
+import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 
+from ..analysis.prediction_source import BATCH_ROWS, PredictionsFile
 from ..analysis.predictions import PREDICTION_SCHEMA, chunk_skips, with_derived_columns
 from ..atomic_files import atomic_path
 from ..data import SkipReport
@@ -24,7 +26,7 @@ from .store import ChunkStore
 def merge_stream_chunks(name: str, store: ChunkStore, num_shards: int, path: Path) -> tuple[SkipReport, int]:
     """Every chunk of every shard of `store`, in order, written to `path` (atomically); returns the merged skip
     report and the number of raw samples the stream had. Fails loudly on a shard no process finished, a chunk never
-    written (`read_merged` checks for a sample evaluated twice or rows out of order)."""
+    written (`merged_predictions` checks for a sample evaluated twice or rows out of order)."""
     ends = [store.shard_end(shard) for shard in range(num_shards)]
     unfinished = [shard for shard, end in enumerate(ends) if end is None]
     if unfinished:
@@ -51,29 +53,51 @@ def merge_stream_chunks(name: str, store: ChunkStore, num_shards: int, path: Pat
     return report, num_items
 
 
-def read_merged(name: str, path: Path, columns: list[str]) -> pa.Table:
-    """The merged predictions file's `columns` (shard, position and sample_id always among them), read once and
-    checked (`check_merged`)."""
-    needed = ["shard", "position", "sample_id"]
-    table = pq.read_table(path, columns=list(dict.fromkeys([*columns, *needed])))
-    check_merged(name, table)
-    return table.select(columns)
+def merged_predictions(name: str, path: Path) -> PredictionsFile:
+    """The merged predictions file, checked (`check_merged_file`), to be read by column and in batches: the
+    metrics, the intervals and the probes' image selection never hold a whole generated ImageNet-C."""
+    check_merged_file(name, path)
+    return PredictionsFile(path)
 
 
-def check_merged(name: str, table: pa.Table) -> None:
-    """No sample id twice, and rows in stream order (shard, then position within it)."""
-    ids = table.column("sample_id")
-    if len(pc.unique(ids)) != len(ids):
-        counts = pc.value_counts(ids)
-        twice = [c["values"] for c in counts.to_pylist() if c["counts"] > 1][:5]
-        raise RuntimeError(f"{name}: samples evaluated twice: {twice}.")
-    shard = table.column("shard").to_numpy()
-    position = table.column("position").to_numpy()
-    if len(shard) > 1:
-        step_shard = shard[1:] - shard[:-1]
-        step_position = position[1:] - position[:-1]
-        if (step_shard < 0).any() or ((step_shard == 0) & (step_position <= 0)).any():
-            raise RuntimeError(f"{name}: the merged predictions are out of stream order.")
+def check_merged_file(name: str, path: Path, batch_rows: int = BATCH_ROWS) -> None:
+    """`check_merged` of a predictions file, read in batches of its shard, position and sample id columns: what it
+    holds is 8 bytes a row (a 64-bit hash of each sample id; ids whose hashes collide are compared in full)."""
+    hashes, out_of_order, previous = [], False, None
+    with pq.ParquetFile(path) as file:
+        for batch in file.iter_batches(batch_size=batch_rows, columns=["shard", "position", "sample_id"]):
+            ids = batch.column("sample_id").to_numpy(zero_copy_only=False).astype(object)
+            hashes.append(pd.util.hash_array(ids, categorize=False))
+            shard, position = batch.column("shard").to_numpy(), batch.column("position").to_numpy()
+            if previous is not None:  # the step from the last row of the batch before
+                shard, position = np.r_[previous[0], shard], np.r_[previous[1], position]
+            out_of_order = out_of_order or _out_of_order(shard, position)
+            if len(shard):
+                previous = (shard[-1], position[-1])
+    hashed = np.sort(np.concatenate(hashes)) if hashes else np.zeros(0, np.uint64)
+    repeated = set(hashed[1:][hashed[1:] == hashed[:-1]].tolist())
+    if repeated:
+        counts: dict[str, int] = {}
+        with pq.ParquetFile(path) as file:
+            for batch in file.iter_batches(batch_size=batch_rows, columns=["sample_id"]):
+                ids = batch.column("sample_id").to_numpy(zero_copy_only=False).astype(object)
+                for sample_id, value in zip(ids, pd.util.hash_array(ids, categorize=False), strict=True):
+                    if int(value) in repeated:
+                        counts[sample_id] = counts.get(sample_id, 0) + 1
+        twice = [sample_id for sample_id, count in counts.items() if count > 1][:5]
+        if twice:
+            raise RuntimeError(f"{name}: samples evaluated twice: {twice}.")
+    if out_of_order:
+        raise RuntimeError(f"{name}: the merged predictions are out of stream order.")
 
 
-__all__ = ["check_merged", "merge_stream_chunks", "read_merged"]
+def _out_of_order(shard: np.ndarray, position: np.ndarray) -> bool:
+    """Whether rows are not in stream order (shard, then position within it, strictly increasing)."""
+    if len(shard) < 2:
+        return False
+    step_shard = shard[1:] - shard[:-1]
+    step_position = position[1:] - position[:-1]
+    return bool((step_shard < 0).any() or ((step_shard == 0) & (step_position <= 0)).any())
+
+
+__all__ = ["check_merged_file", "merge_stream_chunks", "merged_predictions"]

@@ -380,7 +380,10 @@ def test_imagenet_9_rows_read_each_variant_and_the_gap_per_foreground(tmp_path):
 def test_published_numbers_and_findings_read_each_predictions_file_once(tmp_path):
     """A run of a pair's published checkpoints: the analysis (intervals, published numbers, findings) reads its
     ImageNet-A predictions once, one file a model."""
-    from hf_vitrobust.analysis import run_models
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
     from hf_vitrobust.analysis.analyze import analyze
 
     cnn = "timm/resnetv2_101x3_bit.goog_in21k_ft_in1k"
@@ -402,9 +405,11 @@ def test_published_numbers_and_findings_read_each_predictions_file_once(tmp_path
     )
     merged = merge_results(load_results([folder]))
     opened = []
-    reading = run_models.read_predictions
+    reading = pq.read_table
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(run_models, "read_predictions", lambda path: opened.append(path) or reading(path))
+        patch.setattr(
+            pq, "read_table", lambda path, *a, **k: opened.append(Path(path)) or reading(path, *a, **k)
+        )
         analysis = analyze(merged, SETTINGS)
         summary = analysis.reproduction()
     assert sorted(analysis.intervals) == sorted(

@@ -443,9 +443,10 @@ def test_compile_gives_the_same_predictions(tmp_path):
 
 
 def test_a_run_and_a_dry_run_push_read_each_predictions_file_once(tmp_path, monkeypatch):
-    """The analysis is computed once, on the predictions the runner holds in memory, and stored: one `evaluate`
-    reads each predictions file once (its read-back after the merge, checked), and the report and the model card
-    of a `push --dry-run` read none."""
+    """The analysis is computed once, on the predictions files the runner has written, and stored: one `evaluate`
+    reads a plain benchmark's file whole once (the metrics, the probes' image selection and the analysis share the
+    read), ImageNet-C's never whole (in batches only), and the report and the model card of a `push --dry-run` read
+    none."""
     import pyarrow.parquet as pq
 
     suite = {**SUITE, "probes": {}}
@@ -461,9 +462,13 @@ def test_a_run_and_a_dry_run_push_read_each_predictions_file_once(tmp_path, monk
         return reading(source, *args, **kwargs)
 
     monkeypatch.setattr(pq, "read_table", counted)
-    evaluate(EvaluationConfig(suite=str(tmp_path / "suite.json"), output=output, progress=False))
-    files = sorted(f"predictions/builtin_efficientnet_lite0/{name}.parquet" for name in suite["benchmarks"])
-    assert sorted(reads) == files
+    results = evaluate(EvaluationConfig(suite=str(tmp_path / "suite.json"), output=output, progress=False))
+    assert reads == ["predictions/builtin_efficientnet_lite0/imagenet-val.parquet"]
+    scored = results["metrics"]["builtin_efficientnet_lite0"]["imagenet-c"]
+    assert (
+        scored["num_samples"] > 0
+        and "imagenet-c mCE % (alexnet-15)" in results["intervals"]["builtin_efficientnet_lite0"]
+    )
     assert json.loads((output / "results.json").read_text())["analysis"]["published"] == []
     reads.clear()
     assert (

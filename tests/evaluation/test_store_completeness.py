@@ -4,12 +4,13 @@ is on disk, and the merged predictions refuse a sample evaluated twice even when
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from hf_vitrobust.evaluation.store import ChunkStore, write_parquet_atomic
-from hf_vitrobust.evaluation.stream_merge import check_merged, read_merged
+from hf_vitrobust.evaluation.stream_merge import check_merged_file, merged_predictions
 
 
 def _chunk(store: ChunkStore, shard: int, index: int) -> None:
@@ -46,22 +47,40 @@ def _merged(sample_ids, shards, positions) -> pa.Table:
     )
 
 
-def test_a_sample_evaluated_twice_is_refused_in_stream_order(tmp_path):
-    """The same image read from two shards: the rows are in stream order, only the duplicate check sees it."""
-    twice = _merged(["a.JPEG", "b.JPEG", "a.JPEG"], [0, 0, 1], [0, 1, 0])
-    with pytest.raises(RuntimeError, match=r"imagenet-val: samples evaluated twice: \['a.JPEG'\]"):
-        check_merged("imagenet-val", twice)
+def _written(tmp_path, sample_ids, shards, positions):
     path = tmp_path / "merged.parquet"
-    pq.write_table(twice, path)
+    pq.write_table(_merged(sample_ids, shards, positions), path)
+    return path
+
+
+@pytest.mark.parametrize("batch_rows", [1, 2, 3, 65_536])
+def test_a_sample_evaluated_twice_is_refused_in_stream_order(tmp_path, batch_rows):
+    """The same image read from two shards: the rows are in stream order, only the duplicate check sees it, in
+    whichever batches of the file the two rows lie."""
+    twice = _written(tmp_path, ["a.JPEG", "b.JPEG", "a.JPEG"], [0, 0, 1], [0, 1, 0])
+    with pytest.raises(RuntimeError, match=r"imagenet-val: samples evaluated twice: \['a.JPEG'\]"):
+        check_merged_file("imagenet-val", twice, batch_rows)
     with pytest.raises(RuntimeError, match="evaluated twice"):
-        read_merged("imagenet-val", path, ["sample_id", "prediction"])
-    once = _merged(["a.JPEG", "b.JPEG", "c.JPEG"], [0, 0, 1], [0, 1, 0])
-    check_merged("imagenet-val", once)
-    pq.write_table(once, path)
-    assert read_merged("imagenet-val", path, ["prediction"]).column("prediction").to_pylist() == [0, 1, 2]
+        merged_predictions("imagenet-val", twice)
+    once = _written(tmp_path, ["a.JPEG", "b.JPEG", "c.JPEG"], [0, 0, 1], [0, 1, 0])
+    check_merged_file("imagenet-val", once, batch_rows)
+    assert merged_predictions("imagenet-val", once).frame(["prediction"])["prediction"].tolist() == [0, 1, 2]
 
 
-def test_rows_out_of_stream_order_are_refused():
+@pytest.mark.parametrize("batch_rows", [1, 2, 65_536])
+def test_rows_out_of_stream_order_are_refused(tmp_path, batch_rows):
     for shards, positions in (([0, 0, 1], [1, 0, 0]), ([1, 0, 0], [0, 0, 1]), ([0, 0, 0], [0, 1, 1])):
         with pytest.raises(RuntimeError, match="out of stream order"):
-            check_merged("x", _merged(["a", "b", "c"], shards, positions))
+            check_merged_file("x", _written(tmp_path, ["a", "b", "c"], shards, positions), batch_rows)
+
+
+def test_hash_collisions_are_told_apart_from_samples_evaluated_twice(tmp_path, monkeypatch):
+    """Every id hashed alike (a forced collision): the ids are compared in full, and only a real repeat is refused."""
+    import pandas as pd
+
+    monkeypatch.setattr(
+        pd.util, "hash_array", lambda values, categorize=False: np.zeros(len(values), np.uint64)
+    )
+    check_merged_file("x", _written(tmp_path, ["a", "b", "c"], [0, 0, 0], [0, 1, 2]), 2)
+    with pytest.raises(RuntimeError, match=r"evaluated twice: \['b'\]"):
+        check_merged_file("x", _written(tmp_path, ["a", "b", "c", "b"], [0, 0, 0, 1], [0, 1, 2, 0]), 2)

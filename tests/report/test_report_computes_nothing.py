@@ -23,6 +23,7 @@ COMPUTING = {
     "RunModel",
     "RunModels",
     "read_predictions",
+    "PredictionsFile",
     "intervals_of",
     "compare_models",
     "headline_estimators",
