@@ -88,13 +88,17 @@ def _bilinear_gather(
     col_weight = (cols - col0).to(images.dtype)[:, None]
     row0, col0 = row0.long(), col0.long()
     flat = images.reshape(n, c, height * width)
+    # Each neighbour's folded row offset and column, computed once and shared by the two taps that use it.
+    upper, lower = fold(row0, height) * width, fold(row0 + 1, height) * width
+    left, right = fold(col0, width), fold(col0 + 1, width)
 
-    def tap(row: torch.Tensor, col: torch.Tensor) -> torch.Tensor:
-        index = (fold(row, height) * width + fold(col, width)).reshape(n, 1, -1).expand(n, c, -1)
+    def tap(row_offset: torch.Tensor, col: torch.Tensor) -> torch.Tensor:
+        index = (row_offset + col).reshape(n, 1, -1).expand(n, c, -1)
         return flat.gather(2, index).reshape(n, c, *rows.shape[1:])
 
-    top = tap(row0, col0) * (1 - col_weight) + tap(row0, col0 + 1) * col_weight
-    bottom = tap(row0 + 1, col0) * (1 - col_weight) + tap(row0 + 1, col0 + 1) * col_weight
+    left_weight = 1 - col_weight
+    top = tap(upper, left) * left_weight + tap(upper, right) * col_weight
+    bottom = tap(lower, left) * left_weight + tap(lower, right) * col_weight
     return top * (1 - row_weight) + bottom * row_weight
 
 

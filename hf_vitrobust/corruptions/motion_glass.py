@@ -11,12 +11,10 @@ ImageMagick's motion blur: a one-sided Gaussian-weighted line of shifted copies)
 (radius, sigma) table.
 """
 
-import math
-
 import torch
 
 from .base import register_corruption
-from .blur import gaussian_filter
+from .blur import gaussian_filter, takes_cpu_fast_path
 from .randomness import random_bits, uniform
 
 # (radius, sigma) per severity. imagecorruptions/corruptions.py `motion_blur`; make_cifar_c.py `motion_blur`.
@@ -39,7 +37,7 @@ def motion_blur_taps(radius: float) -> int:
 
 
 def motion_blur_with_angles(
-    images: torch.Tensor, radius: float, sigma: float, angles: torch.Tensor
+    images: torch.Tensor, radius: float, sigma: float, angles: torch.Tensor, *, tap_sum_on_cpu: bool = False
 ) -> torch.Tensor:
     """The reference's `_motion_blur(x, radius, sigma, angle)` for a batch, with one angle (degrees) per image.
 
@@ -47,6 +45,10 @@ def motion_blur_with_angles(
     with edge replication (the reference's `shift`: output pixel (h, w) reads (h - dy, w - dx), clamped), weighted
     by the one-sided Gaussian exp(-i^2 / (2 sigma^2)) normalised over all taps. As the reference, the taps stop at the
     first one whose shift reaches the image size (the remaining weights are dropped, not renormalised).
+
+    `tap_sum_on_cpu=True` lets CPU images sum the shifted copies directly, as the reference does, one in-place
+    multiply-add per image and tap on views of the padded image (no batched form, since each image has its own
+    shifts; measured 2x faster than the FFT on one thread at 224x224); it differs from the FFT by float rounding.
     """
     n, _, height, width = images.shape
     taps = motion_blur_taps(radius)
@@ -65,6 +67,8 @@ def motion_blur_with_angles(
     # Zero from the first tap past the border on.
     active = torch.cumprod(inside.long(), dim=1).to(torch.float64)
     tap_weights = weights[None, :] * active
+    if tap_sum_on_cpu and takes_cpu_fast_path(images):
+        return _motion_tap_sum(images, dy, dx, tap_weights)
 
     # Every tap reads the replicate-padded image at offset (R - dy, R - dx), so the sum of taps is one
     # cross-correlation of the padded image with a per-image (2R+1)^2 line kernel, computed as an FFT product: one
@@ -89,14 +93,33 @@ def motion_blur_with_angles(
     return blurred.clamp(0.0, 1.0).to(images.dtype)
 
 
+def _motion_tap_sum(
+    images: torch.Tensor, dy: torch.Tensor, dx: torch.Tensor, tap_weights: torch.Tensor
+) -> torch.Tensor:
+    """sum_i w_i x(h - dy_i, w - dx_i), edges replicated, for (N, taps) integer shifts and weights (0 for dropped
+    taps), accumulated tap by tap in the images' dtype (float32: within 3e-6 of the reference's float64 sum)."""
+    height, width = images.shape[-2:]
+    pad = int((torch.maximum(dy.abs(), dx.abs()) * (tap_weights > 0)).max())  # the largest shift kept
+    padded = torch.nn.functional.pad(images, (pad, pad, pad, pad), mode="replicate")
+    blurred = torch.zeros_like(images)
+    for image, out, shift_y, shift_x, weights in zip(
+        padded, blurred, (pad - dy).tolist(), (pad - dx).tolist(), tap_weights.tolist(), strict=True
+    ):
+        for top, left, weight in zip(shift_y, shift_x, weights, strict=True):
+            if weight > 0:
+                out.add_(image[:, top : top + height, left : left + width], alpha=weight)
+    return blurred.clamp_(0.0, 1.0)
+
+
 @register_corruption("motion_blur")
 def motion_blur(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
 ) -> torch.Tensor:
-    """Motion blur along a random direction per image, angle ~ U(-45, 45) degrees as in the reference."""
+    """Motion blur along a random direction per image, angle ~ U(-45, 45) degrees as in the reference; on the CPU
+    as the reference's direct sum of shifted copies (`motion_blur_with_angles(tap_sum_on_cpu=True)`)."""
     radius, sigma = MOTION_BLUR_PARAMS[profile][severity - 1]
     angles = uniform(seed, sample_ids, "motion_blur/angle", (), torch.float64) * 90.0 - 45.0
-    return motion_blur_with_angles(images, radius, sigma, angles)
+    return motion_blur_with_angles(images, radius, sigma, angles, tap_sum_on_cpu=True)
 
 
 def glass_shuffle_sources(offsets: torch.Tensor, max_delta: int) -> torch.Tensor:
@@ -107,11 +130,14 @@ def glass_shuffle_sources(offsets: torch.Tensor, max_delta: int) -> torch.Tensor
     side holds views, so this is no swap: x[h, w] takes the current value of x[h', w'], which keeps it. So each
     visited pixel copies its partner's value as of its turn: the partner's new value if the partner was visited
     earlier, else its value before the loop. Following these pointers ends at a pixel of the starting image; the
-    chains are resolved for all pixels at once by pointer jumping, so the result is exactly the loop's.
+    chains are resolved for all pixels at once by pointer jumping, so the result is exactly the loop's. Each round
+    jumps only the pointers not yet final, and the rounds stop when none is left: chains are short (at most 5 rounds
+    at max_delta 4 on 224x224 photos, none at max_delta 1), where a fixed count would take log2(H W) rounds.
 
     `offsets` is (N, 2, H, W) integer (dy, dx); returns (N, H * W) int64 indices into the flattened image.
     """
     n, _, height, width = offsets.shape
+    size = height * width
     device = offsets.device
     rows = torch.arange(height, device=device)
     cols = torch.arange(width, device=device)
@@ -120,19 +146,24 @@ def glass_shuffle_sources(offsets: torch.Tensor, max_delta: int) -> torch.Tensor
     col_ok = (cols > max_delta) & (cols <= width - max_delta)
     order = (height - max_delta - rows)[:, None] * width + (width - max_delta - cols)[None, :]
     order = torch.where(row_ok[:, None] & col_ok[None, :], order, -1).flatten()
-    visited = order >= 0
-    identity = torch.arange(height * width, device=device).expand(n, -1)
-    partner = ((rows[:, None] + offsets[:, 0]) * width + (cols[None, :] + offsets[:, 1])).reshape(n, -1)
-    partner = torch.where(visited, partner, identity)  # unvisited pixels keep their own value
-    # A pointer to the partner is final unless the partner was visited earlier (then follow the partner's pointer).
-    partner_order = order.gather(0, partner.flatten()).view(n, -1)
-    done = ~visited | (partner_order < 0) | (partner_order >= order)
-    for _ in range(max(1, math.ceil(math.log2(height * width))) + 1):
-        follow = partner.gather(1, partner)
-        follow_done = done.gather(1, partner)
-        partner = torch.where(done, partner, follow)
-        done = done | follow_done
-    return partner
+    here = torch.arange(size, device=device)
+    partner = (here.view(height, width) + offsets[:, 0] * width + offsets[:, 1]).view(n, size)
+    partner = torch.where(order >= 0, partner, here)  # unvisited pixels keep their own value
+    # A pointer to the partner is final unless the partner was visited earlier (then follow the partner's pointer);
+    # an unvisited pixel points to itself, of order -1, so it is final.
+    partner_order = order.take(partner)
+    done = ((partner_order < 0) | (partner_order >= order)).flatten()
+    # Pointers into the flattened batch, so that one index op serves every image.
+    first = torch.arange(n, device=device)[:, None] * size
+    pointers = (partner + first).flatten()
+    pending = torch.arange(n * size, device=device).masked_select(~done)
+    while pending.numel():  # each pending pointer leads to an earlier-visited pixel: the chains end
+        targets = pointers.index_select(0, pending)
+        pointers.index_copy_(0, pending, pointers.index_select(0, targets))
+        reached = done.index_select(0, targets)
+        done.index_fill_(0, pending.masked_select(reached), True)
+        pending = pending.masked_select(~reached)
+    return pointers.view(n, size) - first
 
 
 def glass_offsets(
@@ -158,7 +189,8 @@ def glass_blur_with_offsets(
     pixels, and the same Gaussian blur again.
     """
     n, c, height, width = images.shape
-    quantised = torch.floor(gaussian_filter(images.double(), sigma) * 255.0).clamp(0.0, 255.0) / 255.0
+    blurred = gaussian_filter(images.double(), sigma)
+    quantised = torch.floor(blurred * 255.0).clamp(0.0, 255.0) / 255.0
     flat = quantised.to(images.dtype).reshape(n, c, height * width)
     for pass_offsets in offsets:
         sources = glass_shuffle_sources(pass_offsets.to(images.device), max_delta)

@@ -1,0 +1,99 @@
+"""The CPU fast paths of the blur and geometric corruptions against the torch paths that CUDA runs.
+
+On CPU tensors, motion_blur sums its shifted copies directly, as the reference does, instead of by FFT. It must give
+what the torch path gives on the same CPU, within the tolerance the CUDA parity test (test_cuda_parity.py) allows
+between devices: no 8-bit value more than one level apart, and at least 99% of them identical.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+import hf_vitrobust.corruptions.blur as blur
+import hf_vitrobust.corruptions.motion_glass as motion_glass
+from hf_vitrobust.corruptions import corrupt
+
+FAST_PATH_CORRUPTIONS = ("motion_blur",)
+# test_cuda_parity.py's tolerance between devices.
+MIN_IDENTICAL = 0.99
+
+
+def _corrupt_all_severities(
+    images: torch.Tensor, name: str, profile: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """uint8 outputs at every severity, and the float output at severity 3."""
+    ids = torch.tensor([5, 17, 2**40 + 3])
+    levels = torch.stack(
+        [corrupt(images, name, s, seed=3, sample_ids=ids, profile=profile) for s in (1, 2, 3, 4, 5)]
+    )
+    return levels, corrupt(images.float() / 255, name, 3, seed=3, sample_ids=ids, profile=profile)
+
+
+@pytest.mark.parametrize("profile", ["imagenet", "cifar"])
+@pytest.mark.parametrize("name", FAST_PATH_CORRUPTIONS)
+def test_fast_path_matches_torch_path(photos, tiny_photos, name, profile):
+    images = photos if profile == "imagenet" else tiny_photos
+    fast, fast_float = _corrupt_all_severities(images, name, profile)
+    with blur.torch_paths_only():
+        generic, generic_float = _corrupt_all_severities(images, name, profile)
+    difference = (fast.int() - generic.int()).abs()
+    assert difference.max() <= 1, f"{name} {profile}: largest difference {difference.max().item()} levels"
+    identical = (difference == 0).double().mean().item()
+    assert identical >= MIN_IDENTICAL, f"{name} {profile}: only {identical:.4%} of the values identical"
+    # Float rounding apart, the same numbers; and the fast path is really taken: it rounds differently somewhere.
+    torch.testing.assert_close(fast_float, generic_float, rtol=0, atol=3e-6)
+    assert not torch.equal(fast_float, generic_float)
+
+
+def test_fast_paths_are_cpu_float_only():
+    assert blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8))
+    assert blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8, dtype=torch.float64))
+    assert not blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8, dtype=torch.float16))
+    assert not blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8, dtype=torch.uint8))
+    assert not blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8, device="meta"))
+    with blur.torch_paths_only():
+        assert not blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8))
+    assert blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8))
+
+
+def test_motion_tap_sum_stops_at_the_image_border():
+    """On a 32x40 image with 41 taps, the shifts past the border are dropped on both paths."""
+    images = torch.rand(3, 3, 32, 40, generator=torch.Generator().manual_seed(0))
+    angles = torch.tensor([20.0, -44.0, 3.0])
+    by_fft = motion_glass.motion_blur_with_angles(images, 20, 15, angles)
+    by_taps = motion_glass.motion_blur_with_angles(images, 20, 15, angles, tap_sum_on_cpu=True)
+    torch.testing.assert_close(by_taps, by_fft, rtol=0, atol=3e-6)
+    with blur.torch_paths_only():
+        assert torch.equal(
+            motion_glass.motion_blur_with_angles(images, 20, 15, angles, tap_sum_on_cpu=True), by_fft
+        )
+
+
+def test_fft_length_has_no_prime_above_11():
+    # By hand: 244 = 4 x 61 -> 245 = 5 x 7 x 7; 240 = 16 x 15 and 176 = 16 x 11 stay; 61 -> 63 = 7 x 9; 13 -> 14.
+    assert [blur.fft_length(n) for n in (244, 240, 176, 61, 13, 1)] == [245, 240, 176, 63, 14, 1]
+
+
+def _shuffle_loop(x: np.ndarray, offsets: np.ndarray, max_delta: int) -> np.ndarray:
+    """The reference's glass-blur loop on one (H, W, C) image: visited pixels, bottom right first, copy their partner
+    (on (H, W, C) arrays `x[h, w]` is a view, so the reference's tuple "swap" is a copy)."""
+    x = x.copy()
+    for h in range(x.shape[0] - max_delta, max_delta, -1):
+        for w in range(x.shape[1] - max_delta, max_delta, -1):
+            dy, dx = offsets[:, h, w]
+            x[h, w], x[h + dy, w + dx] = x[h + dy, w + dx], x[h, w]
+    return x
+
+
+def test_glass_shuffle_resolves_chains_across_a_whole_row():
+    """Every pixel copying its right neighbour, visited just before it: chains run the whole width (about 6 pointer
+    jumping rounds); the rounds stop only when every chain has ended."""
+    height, width, max_delta = 9, 70, 2
+    offsets = np.zeros((1, 2, height, width), dtype=np.int64)
+    offsets[:, 1] = 1
+    image = np.arange(height * width).reshape(height, width, 1)
+    expected = _shuffle_loop(image, offsets[0], max_delta)[..., 0]
+    sources = motion_glass.glass_shuffle_sources(torch.from_numpy(offsets), max_delta)[0].numpy()
+    np.testing.assert_array_equal(image.reshape(-1)[sources].reshape(height, width), expected)
+    # Row 3's visited pixels all end at the first unvisited pixel right of them, column width - max_delta + 1.
+    assert (expected[3, max_delta + 1 : width - max_delta + 1] == image[3, width - max_delta + 1, 0]).all()
