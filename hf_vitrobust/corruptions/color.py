@@ -91,7 +91,7 @@ def _brightness_uint8(
     new_value = (value.float() + _brightness_levels(severity, profile)).clamp_(max=255.0)
     ratio = new_value.div_(value.clamp(min=1)).mul_(1.0 + 2.0**-20)
     out = images.float().mul_(ratio.unsqueeze(1)).to(torch.int16).to(torch.uint8)
-    if value.min() == 0:  # black pixels (C = V = 0 above) become grey V' = the shift
+    if value.numel() and value.min() == 0:  # black pixels (C = V = 0 above) become grey V' = the shift
         black_level = int(_brightness_levels(severity, profile))
         out.bitwise_or_(value.eq(0).to(torch.uint8).mul_(black_level).unsqueeze(1))
     return out

@@ -196,7 +196,7 @@ def test_uint8_conversion_is_the_references_truncation():
 
 def _uint8_cases(photos: torch.Tensor) -> list[torch.Tensor]:
     """Photos plus the pixels where colour formulas have edge cases: black, grey, white, one channel largest or
-    several tied, and every level in each channel."""
+    several tied, and every level in each channel; and an empty batch."""
     levels = torch.arange(256, dtype=torch.uint8)
     ramps = torch.stack([levels, levels.flip(0), levels.roll(85)]).view(1, 3, 1, 256).expand(1, 3, 32, 256)
     special = torch.tensor(
@@ -215,7 +215,7 @@ def _uint8_cases(photos: torch.Tensor) -> list[torch.Tensor]:
     noise = torch.randint(
         0, 256, (2, 3, 36, 44), dtype=torch.uint8, generator=torch.Generator().manual_seed(2)
     )
-    return [photos, ramps.contiguous(), edges, noise]
+    return [photos, ramps.contiguous(), edges, noise, photos[:0]]
 
 
 @pytest.mark.parametrize(
