@@ -31,6 +31,12 @@ the real runner (`hf_vitrobust.evaluate`, report off) in a fresh process (`--pro
   reads these counts of the main process do not include: measure reads with 0 workers (the default).
 
     OMP_NUM_THREADS=1 python benchmarks/evaluate_scale.py --workdir /tmp/scale --processes 1 2 --json scale.json
+
+`--rank0-sizes` measures rank 0 after the stream instead (issue 36, point 4): the merge, metrics, intervals and
+analysis of a generated ImageNet-C's predictions, on chunk files written directly (no model, no stream; see
+`_rank0`), with `--compare` another checkout measured alike, in alternate runs:
+
+    OMP_NUM_THREADS=1 python benchmarks/evaluate_scale.py --workdir /tmp/scale --rank0-sizes 10000 100000 1000000
 """
 
 from __future__ import annotations
@@ -399,6 +405,196 @@ def table(runs: list[dict], workers: bool = False) -> str:
     return "\n".join([*lines, "", *notes])
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Rank 0 after the stream (issue 36, point 4): the merge, the metrics, the intervals, the analysis.
+#
+# The chunk files are written directly (`_write_chunks`, a process of its own: its memory is not measured), as the
+# stream's processes leave them: a generated ImageNet-C, 15 standard corruptions x 5 severities of `size // 75`
+# clean images, each row made by `prediction_rows` from seeded random logits (1000 classes, the label's logit raised
+# for 60 % of the clean images), with its sample, clean image and metadata JSON. The measured process (`_rank0`)
+# then does what the runner's rank 0 does after the stream, with the package's own functions: the merge
+# (`merge_stream_chunks`), the check and read-back, the metrics and headlines, and `analyze` (intervals at 1000
+# resamples, comparisons, published numbers, findings). The model and the stream are not run.
+
+
+def _write_chunks(spec_path: str) -> None:
+    """The chunk files of one generated ImageNet-C stream (one shard) and its end marker."""
+    import numpy as np
+    import torch
+
+    from hf_vitrobust.analysis.predictions import prediction_rows, to_table
+    from hf_vitrobust.constants import SEVERITIES, STANDARD_CORRUPTIONS
+    from hf_vitrobust.data import get_benchmark
+    from hf_vitrobust.data.samples import Sample
+    from hf_vitrobust.evaluation.store import ChunkStore, write_parquet_atomic
+
+    spec = json.loads(Path(spec_path).read_text())
+    benchmark, store = get_benchmark("imagenet-c"), ChunkStore(Path(spec["store"]), "parquet")
+    cells = [(c, s) for c in STANDARD_CORRUPTIONS for s in SEVERITIES]
+    num_clean, per_chunk, empty = spec["num_clean"], spec["clean_per_chunk"], torch.empty(0)
+    position, num_chunks = 0, 0
+    for first in range(0, num_clean, per_chunk):
+        rng = np.random.default_rng([spec["seed"], first])
+        images = range(first, min(first + per_chunk, num_clean))
+        labels = rng.integers(0, 1000, size=len(images))
+        right = rng.random(len(images)) < 0.6
+        samples = []
+        for image, label in zip(images, labels, strict=True):
+            clean = f"val/ILSVRC2012_val_{image + 1:08d}.JPEG"
+            for corruption, severity in cells:
+                metadata = {"corruption": corruption, "severity": severity, "clean_sample_id": clean}
+                metadata.update({"generated": True, "source": "generated:synthetic"})
+                samples.append(Sample(empty, int(label), f"{corruption}/{severity}/{clean}", metadata))
+        logits = torch.from_numpy(rng.standard_normal((len(samples), 1000), dtype=np.float32))
+        rows = torch.arange(len(samples))
+        boost = torch.from_numpy(np.repeat(np.where(right, 4.0, 0.0), len(cells)).astype(np.float32))
+        logits[rows, torch.from_numpy(np.repeat(labels, len(cells)))] += boost
+        positions = list(range(position, position + len(samples)))
+        columns = prediction_rows(benchmark, positions, samples, logits, False, 0)
+        skipped = {"skipped": {}, "examples": [], "converted_to_rgb": {}}
+        write_parquet_atomic(store.path((0, num_chunks)), to_table(columns, skipped, len(samples)))
+        position += len(samples)
+        num_chunks += 1
+    store.mark_shard(0, num_chunks, position)
+
+
+def _rank0(spec_path: str) -> None:
+    """Rank 0's work after the stream, on the chunk files of `spec["store"]`, measured (see the section above).
+    Versions before the batched read (`merged_predictions` absent) read the merged file back into one frame."""
+    spec = json.loads(Path(spec_path).read_text())
+    page = os.sysconf("SC_PAGE_SIZE")
+
+    def rss() -> int:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * page
+
+    from hf_vitrobust.analysis.analyze import analyze
+    from hf_vitrobust.analysis.kinds import benchmark_metrics, summary_headlines
+    from hf_vitrobust.analysis.predictions import PREDICTION_SCHEMA
+    from hf_vitrobust.analysis.results import json_safe
+    from hf_vitrobust.data import get_benchmark
+    from hf_vitrobust.evaluation import stream_merge
+    from hf_vitrobust.evaluation.store import ChunkStore
+
+    benchmark, key = get_benchmark("imagenet-c"), "synthetic"
+    output = Path(spec["output"])
+    path = output / "predictions" / key / "imagenet-c.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before, phases, marks = rss(), {}, {}
+    start = time.perf_counter()
+    _report, num_items = stream_merge.merge_stream_chunks(
+        "imagenet-c", ChunkStore(Path(spec["store"]), "parquet"), 1, path
+    )
+    phases["merge_s"], marks["after_merge"] = time.perf_counter() - start, rss()
+    if hasattr(stream_merge, "merged_predictions"):
+        predictions = stream_merge.merged_predictions("imagenet-c", path)
+        num_samples = predictions.num_rows
+    else:
+        columns = [column for column in PREDICTION_SCHEMA.names if column != "metadata"]
+        predictions = stream_merge.read_merged("imagenet-c", path, columns).to_pandas()
+        num_samples = len(predictions)
+    phases["read_s"], marks["after_read"] = time.perf_counter() - start - phases["merge_s"], rss()
+    metrics = json_safe(benchmark_metrics(benchmark, predictions, None, None))
+    protocol = {"mce": "alexnet-15", "preprocessing": "none", "release_encoding": "none"}
+    results = {
+        "schema_version": 1,
+        "seed": 0,
+        "suite": {"name": "scale", "model_pairs": []},
+        "models": [{"key": key, "spec": key}],
+        "benchmarks": {
+            "imagenet-c": {
+                "kind": benchmark.kind,
+                "generated": True,
+                "num_samples": num_samples,
+                "num_source_items": num_items,
+                "subset": {"kind": "all", "limit": None},
+                "protocol": protocol,
+            }
+        },
+        "metrics": {key: {"imagenet-c": metrics}},
+        "summary": {key: summary_headlines(benchmark, metrics)},
+        "predictions": {key: {"imagenet-c": str(path.relative_to(output))}},
+        "uncertainty": {"confidence_level": 0.95, "num_resamples": 1000, "proportion_method": "wilson"},
+    }
+    phases["metrics_s"], marks["after_metrics"] = time.perf_counter() - start - sum(phases.values()), rss()
+    analyze([results], frames={key: {"imagenet-c": predictions}}).store([results])
+    phases["analysis_s"] = time.perf_counter() - start - sum(phases.values())
+    record = {
+        "hf_vitrobust": sys.modules["hf_vitrobust"].__file__,
+        "num_samples": num_samples,
+        "wall_seconds": time.perf_counter() - start,
+        **phases,
+        "rss_before_bytes": before,
+        **{f"rss_{name}_bytes": value for name, value in marks.items()},
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "load_average_1min": os.getloadavg()[0],
+        "summary": results["summary"][key],
+        "intervals": results["intervals"][key],
+        "metrics": metrics,
+    }
+    Path(spec["record"]).write_text(json.dumps(json_safe(record), indent=1))
+
+
+def run_rank0(workdir: Path, size: int, args: argparse.Namespace, package: Path | None) -> dict:
+    """The chunk files of `size` samples (written once, cached), then rank 0's work on them in a fresh process,
+    with the package of this checkout or of `package` (another checkout, to compare)."""
+    num_clean = size // 75
+    store = workdir / "rank0" / f"n{num_clean * 75}" / "chunks"
+    if not (store / "done").is_file():
+        shutil.rmtree(store, ignore_errors=True)
+        store.mkdir(parents=True)
+        spec = {
+            "store": str(store),
+            "num_clean": num_clean,
+            "clean_per_chunk": args.clean_per_chunk,
+            "seed": 0,
+        }
+        (store.parent / "write.json").write_text(json.dumps(spec))
+        subprocess.run(
+            [sys.executable, __file__, "--write-chunks", str(store.parent / "write.json")], check=True
+        )
+        (store / "done").write_text("")
+    name = "this" if package is None else package.name
+    run = store.parent / f"run-{name}"
+    shutil.rmtree(run, ignore_errors=True)
+    run.mkdir()
+    spec = {"store": str(store), "output": str(run / "output"), "record": str(run / "record.json")}
+    (run / "spec.json").write_text(json.dumps(spec))
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "HF_HUB_OFFLINE": "1"}
+    if package is not None:
+        env["PYTHONPATH"] = str(package)
+    subprocess.run([sys.executable, __file__, "--rank0", str(run / "spec.json")], env=env, check=True)
+    return {"package": name, **json.loads((run / "record.json").read_text())}
+
+
+def rank0_table(records: list[dict]) -> str:
+    """Rank 0's figures per (package, size) as a markdown table, and whether the results equal across packages."""
+    header = [
+        "package", "samples", "wall s", "merge s", "read s", "metrics s", "analysis s", "RSS before MiB",
+        "RSS after read MiB", "peak RSS MiB", "peak - before MiB", "load avg",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in records:
+        cells = [
+            r["package"], r["num_samples"], f"{r['wall_seconds']:.1f}", f"{r['merge_s']:.1f}", f"{r['read_s']:.1f}",
+            f"{r['metrics_s']:.1f}", f"{r['analysis_s']:.1f}", _mib(r["rss_before_bytes"]),
+            _mib(r["rss_after_read_bytes"]), _mib(r["peak_rss_bytes"]), _mib(r["peak_rss_bytes"] - r["rss_before_bytes"]),
+            f"{r['load_average_1min']:.1f}",
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    notes = []
+    for size in sorted({r["num_samples"] for r in records}):
+        same = [r for r in records if r["num_samples"] == size]
+        if len(same) > 1:
+            keys = ("summary", "intervals", "metrics")
+            equal = all(
+                json.dumps([s[k] for k in keys]) == json.dumps([same[0][k] for k in keys]) for s in same
+            )
+            notes.append(
+                f"{size} samples: summary, metrics and intervals {'equal' if equal else 'DIFFER'} across packages"
+            )
+    return "\n".join([*lines, "", *notes])
+
+
 def _mib(value: float) -> str:
     return f"{value / 2**20:.0f}"
 
@@ -418,9 +614,36 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="write every rank's record here")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--rank0-sizes", type=int, nargs="+", default=None,
+        help="measure rank 0 after the stream instead (issue 36): e.g. 10000 100000 1000000 samples",
+    )  # fmt: skip
+    parser.add_argument(
+        "--clean-per-chunk", type=int, default=64, help="clean images per chunk file (x 75 rows)"
+    )
+    parser.add_argument("--compare", type=Path, default=None, help="another checkout's root, measured alike")
+    parser.add_argument("--write-chunks", help=argparse.SUPPRESS)
+    parser.add_argument("--rank0", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(args.child)
+        return
+    if args.write_chunks:
+        _write_chunks(args.write_chunks)
+        return
+    if args.rank0:
+        _rank0(args.rank0)
+        return
+    if args.rank0_sizes:
+        workdir = (args.workdir or Path(tempfile.mkdtemp())).resolve()
+        records = []
+        for size in sorted(set(args.rank0_sizes)):
+            for package in (None, args.compare) if args.compare else (None,):
+                records.append(run_rank0(workdir, size, args, package))
+                print(f"done: {records[-1]['package']}, {records[-1]['num_samples']} samples", flush=True)
+        print(rank0_table(records))
+        if args.json is not None:
+            args.json.write_text(json.dumps(records, indent=1))
         return
     temporary = None
     if args.workdir is None:
