@@ -14,6 +14,7 @@ against a plain-Python reference in the tests.
 
 import hashlib
 import math
+from collections.abc import Sequence
 
 import torch
 
@@ -70,15 +71,21 @@ def _stream_constant(stream: str) -> int:
     return int.from_bytes(hashlib.blake2b(stream.encode(), digest_size=4).digest(), "little")
 
 
-def sample_keys(seed: int, sample_ids: torch.Tensor, stream: str) -> torch.Tensor:
-    """Per-sample 32-bit keys (N,), int64: a hash of (seed, sample id, stream name)."""
+def _keys_of_streams(seed: int, sample_ids: torch.Tensor, streams: Sequence[str]) -> torch.Tensor:
+    """`sample_keys` of several streams, (S, N) int64, in one cascade over all of them."""
     if sample_ids.is_floating_point():
         raise ValueError("sample_ids must be integers.")
     ids = sample_ids.to(torch.int64)
     seed_low, seed_high = seed & _MASK32, (seed >> 32) & _MASK32
-    key = hash32((ids & _MASK32) ^ _stream_constant(stream))
+    constants = torch.tensor([_stream_constant(stream) for stream in streams], dtype=torch.int64)
+    key = hash32((ids & _MASK32) ^ constants.to(ids.device)[:, None])
     key = hash32(key ^ ((ids >> 32) & _MASK32) ^ seed_low)
     return hash32(key ^ seed_high)
+
+
+def sample_keys(seed: int, sample_ids: torch.Tensor, stream: str) -> torch.Tensor:
+    """Per-sample 32-bit keys (N,), int64: a hash of (seed, sample id, stream name)."""
+    return _keys_of_streams(seed, sample_ids, [stream])[0]
 
 
 def _bits(keys: torch.Tensor, counters: torch.Tensor) -> torch.Tensor:
@@ -159,6 +166,28 @@ def uniform(
     return _bits_to_uniform(_stream_bits(seed, sample_ids, stream, shape), dtype)
 
 
+def uniform_streams(
+    seed: int,
+    sample_ids: torch.Tensor,
+    streams: Sequence[tuple[str, tuple[int, ...]]],
+    dtype: torch.dtype = torch.float32,
+) -> list[torch.Tensor]:
+    """`uniform(seed, sample_ids, stream, shape, dtype)` for each (stream, shape), the same numbers drawn in one
+    pass over all the streams' elements: for algorithms that draw many small blocks (a plasma fractal's levels),
+    where per-call overhead would dominate."""
+    keys = _to_int32(_keys_of_streams(seed, sample_ids, [stream for stream, _ in streams]))  # (S, N)
+    device = sample_ids.device
+    sizes = [math.prod(shape) for _, shape in streams]
+    which = torch.repeat_interleave(
+        torch.arange(len(sizes), device=device), torch.tensor(sizes, device=device)
+    )
+    counters = torch.cat([torch.arange(size, device=device, dtype=torch.int32) for size in sizes])
+    element_keys = torch.index_select(keys.T, 1, which)  # (N, total): each element's stream key
+    uniforms = _bits_to_uniform(_bits(element_keys, counters), dtype)
+    blocks = torch.split(uniforms, sizes, dim=1)
+    return [block.reshape(-1, *shape) for block, (_, shape) in zip(blocks, streams, strict=True)]
+
+
 def _bits_at(
     seed: int, sample_ids: torch.Tensor, stream: str, sample_index: torch.Tensor, element_index: torch.Tensor
 ) -> torch.Tensor:
@@ -224,4 +253,5 @@ __all__ = [
     "signed_order_",
     "uniform",
     "uniform_at",
+    "uniform_streams",
 ]

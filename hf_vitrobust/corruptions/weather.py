@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from PIL import Image
 
 from .base import from_unit_float, register_corruption, to_unit_float
-from .randomness import uniform
+from .randomness import uniform, uniform_streams
 
 # (fractal weight, wibble decay per level). imagenet: imagecorruptions/corruptions.py `fog`;
 # cifar: ImageNet-C/create_c/make_cifar_c.py `fog`.
@@ -81,13 +81,18 @@ def plasma_fractal(
         raise ValueError(f"mapsize must be a power of two, got {mapsize}.")
     count = sample_ids.shape[0]
     maparray = torch.zeros(count, mapsize, mapsize, dtype=dtype, device=sample_ids.device)
+    # Every pass's perturbations, drawn at once: a pass at step s fills (mapsize / s)^2 points.
+    passes = [
+        (step, part) for step in (mapsize >> level for level in range(mapsize.bit_length() - 1))
+        for part in ("squares", "rows", "columns")
+    ]  # fmt: skip
+    streams = [(plasma_fractal_stream(stream, step, part), (mapsize // step,) * 2) for step, part in passes]
+    draws = dict(zip(passes, uniform_streams(seed, sample_ids, streams, dtype), strict=True))
     step, wibble = mapsize, PLASMA_WIBBLE
 
     def wibbled_mean(total: torch.Tensor, part: str) -> torch.Tensor:
-        u = uniform(
-            seed, sample_ids, plasma_fractal_stream(stream, step, part), tuple(total.shape[1:]), dtype
-        )
-        return total / 4 + wibble * (wibble * (2 * u - 1))
+        """total / 4 + wibble * (wibble * (2 u - 1)), in place on the fresh `total` and this pass's draws."""
+        return draws[step, part].mul_(2).sub_(1).mul_(wibble).mul_(wibble).add_(total.div_(4))
 
     while step >= 2:
         half = step // 2
@@ -126,8 +131,8 @@ def fog(
         mapsize = max(mapsize, CIFAR_FOG_MAP_SIZE)
     fractal = plasma_fractal(mapsize, decay, seed, sample_ids, "fog/plasma", images.dtype)
     max_val = images.amax(dim=(1, 2, 3), keepdim=True)
-    fogged = images + weight * fractal[:, None, :height, :width]
-    return (fogged * max_val / (max_val + weight)).clamp(0.0, 1.0)
+    fogged = (weight * fractal[:, None, :height, :width]) + images
+    return fogged.mul_(max_val).div_(max_val + weight).clamp_(0.0, 1.0)
 
 
 @functools.lru_cache(maxsize=len(FROST_FILES))

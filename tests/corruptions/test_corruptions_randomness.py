@@ -19,6 +19,7 @@ from hf_vitrobust.corruptions.randomness import (
     signed_order_,
     uniform,
     uniform_at,
+    uniform_streams,
 )
 
 
@@ -175,3 +176,13 @@ def test_signed_order_decides_unsigned_comparisons_on_int32_bits():
         assert torch.equal(ordered_below(ordered, bound), unsigned < bound), bound
     with pytest.raises(ValueError, match="bound"):
         ordered_below(ordered, 2**32 + 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_uniform_streams_are_the_streams_drawn_one_by_one(dtype):
+    ids = torch.tensor([2, 9, 2**34])
+    streams = [("a", ()), ("b", (3,)), ("c/step4/rows", (4, 5)), ("a/again", (2, 2, 2))]
+    drawn = uniform_streams(7, ids, streams, dtype)
+    assert len(drawn) == len(streams)
+    for block, (stream, shape) in zip(drawn, streams, strict=True):
+        assert torch.equal(block, uniform(7, ids, stream, shape, dtype)), stream
