@@ -389,7 +389,8 @@ def impulse_noise(
 
     Each value (pixel and channel alike) is flipped with probability c; a flipped value becomes salt (1) or
     pepper (0) with probability 0.5 each, independently. One uniform u per value decides both: u <= c flips it,
-    and a flipped value is salt when u <= c / 2, which has exactly those probabilities.
+    and a flipped value is salt when u <= c / 2, which has exactly those probabilities. uint8 CPU input takes
+    `_impulse_noise_uint8`, which sets the flipped levels without a float pass.
     """
     flipped, salted = _impulse_masks(images.shape, severity, profile, seed, sample_ids)
     return images.masked_fill(flipped, 0.0).masked_fill_(salted, 1.0)

@@ -62,7 +62,9 @@ def snow_with_draws(
     Steps: layer = loc + scale * noise; `clipped_zoom` by the zoom factor (bilinear, separable); values below the
     threshold set to 0 and the layer clipped to [0, 1]; motion blur of the single-channel layer with the table's
     radius and sigma along the angle; quantised to uint8 levels and cropped to (H, W). The image is blended with
-    max(x, 1.5 grey + 0.5) and the result is clip(x + layer + layer rotated by 180 degrees, 0, 1).
+    max(x, 1.5 grey + 0.5) and the result is clip(x + layer + layer rotated by 180 degrees, 0, 1). On CPU tensors
+    the motion blur sums its shifted copies directly, as the reference does (`motion_blur_with_angles`'
+    `tap_sum_on_cpu`), instead of the FFT that other devices run.
     """
     loc, scale, zoom, threshold, radius, sigma, blend = SNOW_PARAMS[profile][severity - 1]
     height, width = images.shape[-2:]
@@ -74,15 +76,17 @@ def snow_with_draws(
     layer = torch.where(layer < threshold, 0.0, layer).clamp(0.0, 1.0)
     if cifar:  # make_cifar_c.py hands the layer to ImageMagick as an 8-bit PNG: np.uint8(layer * 255)
         layer = torch.floor(layer * 255.0) / 255.0
-    layer = motion_blur_with_angles(layer, radius, sigma, angles.to(device))
+    layer = motion_blur_with_angles(layer, radius, sigma, angles.to(device), tap_sum_on_cpu=True)
     layer = (torch.round(layer * 255.0) / 255.0)[..., :height, :width]
 
     x = images
     red, green, blue = x.unbind(1)
     grey = (GREY_WEIGHTS[0] * red + GREY_WEIGHTS[1] * green + GREY_WEIGHTS[2] * blue)[:, None]
-    x = blend * x + (1 - blend) * torch.maximum(x, grey * 1.5 + 0.5)
-    out = x.double() + layer + layer.flip(-2, -1)  # the reference adds the float64 layer to the float32 image
-    return out.clamp(0.0, 1.0).to(images.dtype)
+    # blend * x + (1 - blend) * max(x, 1.5 grey + 0.5), then + layer + rotated layer in float64 (the reference adds
+    # the float64 layer to the float32 image), each step in place on fresh buffers, in the same order.
+    x = (blend * x).add_(torch.maximum(x, grey.mul_(1.5).add_(0.5)).mul_(1 - blend))
+    out = x.double().add_(layer).add_(layer.flip(-2, -1))
+    return out.clamp_(0.0, 1.0).to(images.dtype)
 
 
 @register_corruption("snow")

@@ -23,6 +23,7 @@ from reference_corruptions import photo as _photo
 from reference_corruptions import to_uint8 as _to_uint8
 from scipy.ndimage import zoom as scizoom
 
+import hf_vitrobust.corruptions.blur as blur
 import hf_vitrobust.corruptions.snow as snow
 from hf_vitrobust.corruptions import corrupt
 
@@ -214,3 +215,25 @@ def test_float_in_float_out(photos, dtype):
     as_uint8 = corrupt(photos[:1], "snow", 5)
     assert as_uint8.dtype == torch.uint8 and as_uint8.shape == photos[:1].shape
     assert torch.equal(as_uint8, _to_uint8(corrupt(photos[:1].float() / 255, "snow", 5)))
+
+
+@pytest.mark.parametrize("profile", ["imagenet", "cifar"])
+def test_cpu_tap_sum_matches_the_torch_path(photos, tiny_photos, profile):
+    """On CPU tensors the snow layer's motion blur sums its shifted copies (motion_blur_with_angles'
+    tap_sum_on_cpu) instead of the FFT that CUDA runs: within test_cuda_parity.py's tolerance between devices (no
+    8-bit value more than one level apart, at least 99% identical), and float outputs within float rounding of the
+    quantised layer."""
+    images = photos if profile == "imagenet" else tiny_photos
+    ids = torch.tensor([5, 17, 2**40 + 3])[: len(images)]
+    for severity in (1, 2, 3, 4, 5):
+        fast = corrupt(images, "snow", severity, seed=3, sample_ids=ids, profile=profile)
+        fast_float = corrupt(images.float() / 255, "snow", severity, seed=3, sample_ids=ids, profile=profile)
+        with blur.torch_paths_only():
+            generic = corrupt(images, "snow", severity, seed=3, sample_ids=ids, profile=profile)
+            generic_float = corrupt(
+                images.float() / 255, "snow", severity, seed=3, sample_ids=ids, profile=profile
+            )
+        difference = (fast.int() - generic.int()).abs()
+        assert difference.max() <= 1 and (difference == 0).double().mean() >= 0.99, severity
+        # A layer value may round to the neighbouring 1/255 level on one path: 2 levels where both copies do.
+        assert (fast_float - generic_float).abs().max() <= 2 / 255 + 1e-6, severity
