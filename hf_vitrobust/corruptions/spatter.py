@@ -126,6 +126,11 @@ def canny(gray: torch.Tensor, low: int, high: int, max_iterations: int | None = 
     return edges
 
 
+def _minimum_into(target: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """target = min(target, other), elementwise, in place."""
+    return torch.minimum(target, other, out=target)
+
+
 def truncated_chamfer_distance(zero: torch.Tensor, cap: int = DISTANCE_CAP) -> torch.Tensor:
     """min(cv2.distanceTransform(map, cv2.DIST_L2, 5), cap) for (N, H, W) maps whose zero pixels are `zero`.
 
@@ -135,25 +140,34 @@ def truncated_chamfer_distance(zero: torch.Tensor, cap: int = DISTANCE_CAP) -> t
     starting from the cap reach the truncated distance (OpenCV's sequential two passes reach the same minimum, up
     to the float32 rounding of equal-cost paths summed in another order). Returns float32 distances.
     """
-    weights = [torch.tensor(w, dtype=torch.float32, device=zero.device) for w in _CHAMFER_WEIGHTS]
-    axial = [(0, 1), (0, -1), (1, 0), (-1, 0)]
-    diagonal = [(sy, sx) for sy in (-1, 1) for sx in (-1, 1)]
-    knight = [(sy * a, sx * b) for sy in (-1, 1) for sx in (-1, 1) for a, b in ((1, 2), (2, 1))]
+    axial_weight, diagonal_weight, knight_weight = (
+        torch.tensor(w, dtype=torch.float32, device=zero.device) for w in _CHAMFER_WEIGHTS
+    )
     limit = float(cap)
-    distance = torch.where(zero, 0.0, limit).float()
+    count, height, width = zero.shape
+    # The distances live inside a border of 2 held at the cap: a move out of the image never improves a value.
+    padded = torch.full((count, height + 4, width + 4), limit, dtype=torch.float32, device=zero.device)
+    distance = padded[:, 2:-2, 2:-2]
+    distance.masked_fill_(zero, 0.0)
+    relaxed = distance.clone()
     for _ in range(cap):
-        padded = F.pad(distance, (2, 2, 2, 2), value=limit)
-        relaxed = distance
+        # The nearest neighbour value per kind of move, from minima of shifted views shared between the kinds (a
+        # minimum is exact in any grouping): over every padded row, the horizontal minima at +-1 and +-2 columns,
+        # then their vertical combinations.
+        across_1 = torch.minimum(padded[:, :, 1:-3], padded[:, :, 3:-1])
+        across_2 = torch.minimum(padded[:, :, :-4], padded[:, :, 4:])
+        axial = _minimum_into(torch.minimum(padded[:, 1:-3, 2:-2], padded[:, 3:-1, 2:-2]), across_1[:, 2:-2])
+        diagonal = torch.minimum(across_1[:, 1:-3], across_1[:, 3:-1])
+        knight = _minimum_into(torch.minimum(across_2[:, 1:-3], across_2[:, 3:-1]), across_1[:, :-4])
+        _minimum_into(knight, across_1[:, 4:])
         # Rounded addition is monotonic, so min(a + w, b + w) == min(a, b) + w exactly: one addition per weight.
-        for moves, weight in zip((axial, diagonal, knight), weights, strict=True):
-            nearest = _neighbour(padded, 2, *moves[0])
-            for move in moves[1:]:
-                nearest = torch.minimum(nearest, _neighbour(padded, 2, *move))
-            relaxed = torch.minimum(relaxed, nearest + weight)
+        torch.minimum(distance, axial.add_(axial_weight), out=relaxed)
+        _minimum_into(relaxed, diagonal.add_(diagonal_weight))
+        _minimum_into(relaxed, knight.add_(knight_weight))
         if torch.equal(relaxed, distance):
             break
-        distance = relaxed
-    return distance
+        distance.copy_(relaxed)
+    return relaxed
 
 
 def equalize_hist(gray: torch.Tensor) -> torch.Tensor:
@@ -177,9 +191,15 @@ def equalize_hist(gray: torch.Tensor) -> torch.Tensor:
 
 
 def _box3x3_float(maps: torch.Tensor) -> torch.Tensor:
-    """cv2.blur(float32 map, (3, 3)): the float64 sum of the 3x3 window (reflect-101) times 1/9, to float32."""
-    padded = F.pad(maps[:, None].double(), (1, 1, 1, 1), mode="reflect")
-    return (F.avg_pool2d(padded, 3, stride=1, divisor_override=1)[:, 0] * (1.0 / 9)).float()
+    """cv2.blur(float32 map, (3, 3)) of truncated chamfer distances: the float64 sum of the 3x3 window
+    (reflect-101) times 1/9, to float32. The distances are 0 or float32 values in [1, 20], multiples of 2**-23, so
+    the float64 sum of nine of them is exact in any order: summed as rows of three, then columns of three."""
+    padded = F.pad(maps[:, None].double(), (1, 1, 1, 1), mode="reflect")[:, 0]
+    rows = padded[:, :, :-2] + padded[:, :, 1:-1]
+    rows += padded[:, :, 2:]
+    window = rows[:, :-2] + rows[:, 1:-1]
+    window += rows[:, 2:]
+    return window.mul_(1.0 / 9).float()
 
 
 def _box3x3_uint8(maps: torch.Tensor) -> torch.Tensor:
@@ -230,11 +250,11 @@ def spatter(
         mask = mask / torch.where(peak > 0, peak, torch.ones_like(peak))
         mask = mask * torch.tensor(strength, dtype=torch.float32, device=device)
         color = torch.tensor(WATER_COLOR, dtype=torch.float32, device=device)[None, :, None, None]
-        out = x + (mask[:, None] * color).to(x.dtype)
+        out = (mask[:, None] * color).to(x.dtype).add_(x)
     else:
         support = (liquid > threshold).double()
         mask = gaussian_filter(support, strength).float()
         mask = torch.where(mask < 0.8, 0.0, mask)[:, None]
         color = torch.tensor(MUD_COLOR, dtype=torch.float64, device=device)[None, :, None, None]
-        out = (x * (1 - mask).to(x.dtype)).double() + color * mask
-    return out.clamp(0.0, 1.0).to(images.dtype)
+        out = (x * (1 - mask).to(x.dtype)).double().add_(color * mask)
+    return out.clamp_(0.0, 1.0).to(images.dtype)
