@@ -134,7 +134,7 @@ def test_the_foundation_imports_only_the_standard_library(name):
 
 def test_the_tests_mirror_the_package_layout():
     """tests/<part>/ holds the tests of hf_vitrobust/<part>/; tests/ itself the top-level modules' and the
-    cross-cutting ones (the CLI, device placement, the examples/ scripts, lint, this layering)."""
+    cross-cutting ones (the CLI, device placement, the examples/ and benchmarks/ scripts, lint, this layering)."""
     tests = Path(__file__).resolve().parent
     folders = {
         path.name
@@ -162,7 +162,7 @@ def test_the_tests_mirror_the_package_layout():
             text = test.read_text()
             assert f"hf_vitrobust.{folder}" in text or (folder == "hub" and test.name in space_app), test
     top_level = {path.stem.removeprefix("test_") for path in tests.glob("test_*.py")}
-    cross_cutting = {"cli_train_push", "device_placement", "examples", "layering", "lint"}
+    cross_cutting = {"benchmarks", "cli_train_push", "device_placement", "examples", "layering", "lint"}
     assert top_level <= set(ALLOWED) | cross_cutting, top_level
 
 

@@ -1,4 +1,4 @@
-"""The ImageNet-C peer benchmark's verdicts: which peer counts as faithful, and the whole-set rate.
+"""The benchmarks/ scripts' own logic. The ImageNet-C peer benchmark's verdicts: which peer counts as faithful, and the whole-set rate.
 
 `benchmarks/corruptions.py` picks, per corruption, the fastest peer that is faithful to the reference; a wrong
 verdict would pick the wrong yardstick. The expectations here are computed by hand from constructed images.
