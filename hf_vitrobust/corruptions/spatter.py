@@ -67,7 +67,7 @@ def _correlate3x3(maps: torch.Tensor, kernel: tuple[tuple[int, ...], ...], mode:
     for dy, row in enumerate(kernel):
         for dx, weight in enumerate(row):
             if weight:
-                total += weight * _neighbour(padded, 1, dy - 1, dx - 1)
+                total.add_(_neighbour(padded, 1, dy - 1, dx - 1), alpha=weight)
     return total
 
 
@@ -238,17 +238,17 @@ def spatter(
     mean, std, sigma, threshold, strength, mode = SPATTER[profile][severity - 1]
     height, width = images.shape[-2:]
     device = images.device
-    liquid = normal(seed, sample_ids, "spatter/liquid", (height, width), torch.float64) * std + mean
+    liquid = normal(seed, sample_ids, "spatter/liquid", (height, width), torch.float64).mul_(std).add_(mean)
     liquid = gaussian_filter(liquid, sigma)
-    liquid = torch.where(liquid < threshold, 0.0, liquid)
+    liquid = liquid.masked_fill_(liquid < threshold, 0.0)
     x = images
     if mode == 0:
         # (liquid * 255).astype(np.uint8): truncation, wrapping modulo 256 as NumPy's cast does above 255.
         liquid_uint8 = (liquid * 255).long() & 255
         mask = water_mask(liquid_uint8)
         peak = mask.amax((1, 2), keepdim=True)
-        mask = mask / torch.where(peak > 0, peak, torch.ones_like(peak))
-        mask = mask * torch.tensor(strength, dtype=torch.float32, device=device)
+        mask = mask.div_(torch.where(peak > 0, peak, torch.ones_like(peak)))
+        mask = mask.mul_(torch.tensor(strength, dtype=torch.float32, device=device))
         color = torch.tensor(WATER_COLOR, dtype=torch.float32, device=device)[None, :, None, None]
         out = (mask[:, None] * color).to(x.dtype).add_(x)
     else:
