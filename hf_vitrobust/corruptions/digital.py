@@ -205,4 +205,7 @@ def jpeg_round_trip(images: torch.Tensor, quality: int) -> torch.Tensor:
             "ignore", message="The image decoding and encoding", category=DeprecationWarning
         )
         decoded = decode_jpeg(encoded, mode=ImageReadMode.RGB)
-    return torch.stack(decoded).to(images.device)
+    # Each decoded image is a (3, H, W) view of libjpeg's (H, W, 3) pixels; NumPy's transposing copy of the stacked
+    # batch to planes is faster than torch's.
+    interleaved = np.stack([image.permute(1, 2, 0).numpy() for image in decoded])
+    return torch.from_numpy(np.ascontiguousarray(interleaved.transpose(0, 3, 1, 2))).to(images.device)
