@@ -12,6 +12,7 @@ import torch
 import hf_vitrobust.corruptions.blur as blur
 import hf_vitrobust.corruptions.motion_glass as motion_glass
 from hf_vitrobust.corruptions import corrupt
+from hf_vitrobust.corruptions.randomness import random_bits
 
 FAST_PATH_CORRUPTIONS = ("motion_blur",)
 # test_cuda_parity.py's tolerance between devices.
@@ -97,3 +98,18 @@ def test_glass_shuffle_resolves_chains_across_a_whole_row():
     np.testing.assert_array_equal(image.reshape(-1)[sources].reshape(height, width), expected)
     # Row 3's visited pixels all end at the first unvisited pixel right of them, column width - max_delta + 1.
     assert (expected[3, max_delta + 1 : width - max_delta + 1] == image[3, width - max_delta + 1, 0]).all()
+
+
+@pytest.mark.parametrize("max_delta", [1, 2, 3, 4])
+def test_glass_offsets_are_the_streams_modulo(max_delta):
+    """The offsets are the stream's 32-bit integers modulo 2 max_delta, minus max_delta (Python's % per value),
+    including the integers next to multiples of the modulus and the largest ones."""
+    ids = torch.tensor([0, 7, 2**40 + 1])
+    offsets = motion_glass.glass_offsets(5, ids, max_delta, 2, 24, 20)
+    for i in range(2):
+        bits = random_bits(5, ids, f"glass_blur/offsets/{i}", (2, 24, 20))
+        expected = [b % (2 * max_delta) - max_delta for b in bits.flatten().tolist()]
+        assert offsets[i].flatten().tolist() == expected
+    edges = torch.tensor([0, 5, 6, 7, 2**32 - 7, 2**32 - 6, 2**32 - 2, 2**32 - 1, 3 * 2**30, 2**31 + 5])
+    for modulus in (2, 6, 8):
+        assert motion_glass._remainder(edges, modulus).tolist() == [e % modulus for e in edges.tolist()]
