@@ -134,8 +134,11 @@ def _saturate_tenths(severity: int, profile: str) -> tuple[int, int]:
     return round(scale * 10), round(shift * 10)
 
 
-def _saturate_levels(levels: torch.Tensor, severity: int, profile: str) -> torch.Tensor:
-    """`saturate` of 8-bit levels (N, 3, H, W) as floats 0..255 (overwritten), returning levels.
+def _saturate_levels(
+    levels: torch.Tensor, value: torch.Tensor, minimum: torch.Tensor, severity: int, profile: str
+) -> torch.Tensor:
+    """`saturate` of 8-bit levels (N, 3, H, W) as floats 0..255 (overwritten), given each pixel's largest and
+    smallest level (N, 1, H, W); returns levels.
 
     skimage's `hsv2rgb(rgb2hsv(x))` with the saturation S = D / V (D = V - min) changed to S' keeps the largest
     channel V and moves every channel C away from V by the factor k = S' * V / D: C' = V - k * (V - C). With the
@@ -145,8 +148,7 @@ def _saturate_levels(levels: torch.Tensor, severity: int, profile: str) -> torch
     1 / 2550 from an integer, so the floor of the result is the exact one.
     """
     scale, shift = _saturate_tenths(severity, profile)
-    value = levels.amax(1, keepdim=True)
-    delta = value - levels.amin(1, keepdim=True)
+    delta = value - minimum
     # Grey pixels lose V * b / 10 in green and blue; 0 elsewhere (then adding it changes nothing).
     grey_loss = value.mul(shift).mul_(delta == 0).div_(10.0) if shift > 0 else None
     numerator = delta.mul(scale).add_(value.mul(shift))
@@ -163,8 +165,10 @@ def _saturate_uint8(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
 ) -> torch.Tensor:
     """`saturate` on uint8 levels: the same arithmetic as `saturate` (whose levels x * 255 are these exactly),
-    truncated directly (exact, see `_saturate_levels`) instead of through [0, 1] floats."""
-    return _saturate_levels(images.float(), severity, profile).to(torch.int16).to(torch.uint8)
+    with the largest and smallest channel taken on the bytes, truncated directly (exact, see `_saturate_levels`)
+    instead of through [0, 1] floats."""
+    value, minimum = images.amax(1, keepdim=True).float(), images.amin(1, keepdim=True).float()
+    return _saturate_levels(images.float(), value, minimum, severity, profile).to(torch.int16).to(torch.uint8)
 
 
 @register_corruption("saturate", uint8_fn=_saturate_uint8)
@@ -177,4 +181,6 @@ def saturate(
     scaling of each channel's distance to the largest one (`_saturate_levels`), the same in exact arithmetic as
     skimage's HSV round trip, and exact before the truncation for uint8 input.
     """
-    return _saturate_levels(images * 255.0, severity, profile).div_(255.0)
+    levels = images * 255.0
+    value, minimum = levels.amax(1, keepdim=True), levels.amin(1, keepdim=True)
+    return _saturate_levels(levels, value, minimum, severity, profile).div_(255.0)
