@@ -4,12 +4,18 @@
 Each follows the reference implementation (`imagecorruptions` 1.1.2, `corruptions.py`) step by step, with the
 CIFAR parameters of the reference's `make_cifar_c.py` as the "cifar" profile. All three work on float (N, 3, H, W)
 images in [0, 1] on the images' device and return float images in [0, 1].
+
+CPU tensors take OpenCV where it is much faster than torch for the same arithmetic (`opencv_for`): separable
+Gaussian filters (cv2.sepFilter2D) and the zooms of zoom_blur (cv2.warpAffine). Those differ from the torch path,
+which CUDA keeps, only by float rounding.
 """
 
 import contextlib
 import contextvars
+import functools
 import math
 from collections.abc import Iterator
+from types import ModuleType
 
 import numpy as np
 import torch
@@ -61,6 +67,29 @@ def takes_cpu_fast_path(images: torch.Tensor) -> bool:
     )
 
 
+@functools.cache
+def _opencv() -> ModuleType | None:
+    """cv2, when OpenCV >= 5 is installed: its warpAffine interpolates at exact source coordinates (4.x rounds them
+    to 1/32 pixel), which the fast paths rely on; else None."""
+    try:
+        import cv2
+    except ImportError:
+        return None
+    return cv2 if int(cv2.__version__.split(".")[0]) >= 5 else None
+
+
+def opencv_for(images: torch.Tensor) -> ModuleType | None:
+    """cv2, limited to `torch.get_num_threads()` threads, when `images` may take a CPU fast path
+    (`takes_cpu_fast_path`) and OpenCV >= 5 is installed; else None, and the caller runs its torch path. The thread
+    limit is set per call, so DataLoader workers (1 thread) stay at 1."""
+    cv2 = _opencv()
+    if cv2 is None or not takes_cpu_fast_path(images):
+        return None
+    if cv2.getNumThreads() != torch.get_num_threads():
+        cv2.setNumThreads(torch.get_num_threads())
+    return cv2
+
+
 def device_exact_dtype(images: torch.Tensor) -> torch.dtype:
     """The dtype for a convolution or matrix product whose result must not depend on the device: float64 for
     float32 CUDA tensors, since CUDA runs float32 convolutions in TF32 (a 10-bit mantissa) by default, and float32
@@ -103,12 +132,27 @@ def replicate_blur_matrix(kernel: torch.Tensor, size: int) -> torch.Tensor:
     return matrix.index_put_((rows, columns), kernel.repeat(size), accumulate=True)
 
 
-def gaussian_filter(images: torch.Tensor, sigma: float, truncate: float = 4.0) -> torch.Tensor:
+def gaussian_filter(
+    images: torch.Tensor, sigma: float, truncate: float = 4.0, opencv: bool = False
+) -> torch.Tensor:
     """scipy.ndimage.gaussian_filter over the last two axes with mode "nearest", what skimage.filters.gaussian
     runs per channel: a kernel of radius int(truncate * sigma + 0.5), as two matrix products (rows, then columns)
-    in `device_exact_dtype`. Any leading shape: (N, C, H, W) images or (N, H, W) maps."""
+    in `device_exact_dtype`. Any leading shape: (N, C, H, W) images or (N, H, W) maps.
+
+    `opencv=True` lets (N, C, H, W) CPU images take cv2.sepFilter2D (BORDER_REPLICATE is mode "nearest"), one call
+    per channel plane (it has no batched form; measured 1.4x (sigma 6) to 7x (sigma 1) faster than the matrix
+    products on one thread), summing in the images' dtype: it differs from the matrix products by float rounding only
+    (float32: below 1e-6)."""
     kernel = gaussian_kernel1d(sigma, int(truncate * sigma + 0.5))
     height, width = images.shape[-2:]
+    cv2 = opencv_for(images) if opencv else None
+    if cv2 is not None:
+        planes = images.detach().contiguous().view(-1, height, width).numpy()
+        filtered = np.empty_like(planes)
+        taps = kernel.numpy()
+        for plane, out in zip(planes, filtered, strict=True):
+            cv2.sepFilter2D(plane, -1, taps, taps, dst=out, borderType=cv2.BORDER_REPLICATE)
+        return torch.from_numpy(filtered).view(images.shape)
     work = device_exact_dtype(images)
     along_height = replicate_blur_matrix(kernel, height).to(images.device, work)
     along_width = replicate_blur_matrix(kernel, width).to(images.device, work)
@@ -122,9 +166,10 @@ def gaussian_blur(
     """Gaussian blur per channel, as the reference's `skimage.filters.gaussian(x, sigma, multichannel=True)`.
 
     That is scipy.ndimage.gaussian_filter with truncate=4.0 and mode "nearest": a separable kernel of radius
-    int(4 sigma + 0.5), applied along rows and columns with edge-replicating padding, here as two matrix products.
+    int(4 sigma + 0.5), applied along rows and columns with edge-replicating padding, here as two matrix products,
+    or on the CPU as cv2.sepFilter2D (`gaussian_filter(opencv=True)`).
     """
-    return gaussian_filter(images, GAUSSIAN_BLUR_SIGMAS[profile][severity - 1]).clamp(0.0, 1.0)
+    return gaussian_filter(images, GAUSSIAN_BLUR_SIGMAS[profile][severity - 1], opencv=True).clamp(0.0, 1.0)
 
 
 def cv2_gaussian_kernel1d(ksize: int, sigma: float) -> torch.Tensor:
@@ -237,6 +282,38 @@ def lerp_along(images: torch.Tensor, dim: int, lower: torch.Tensor, weight: torc
     return low + (images.index_select(dim, upper) - low) * weight
 
 
+def zoom_source_map(size: int, zoom: float) -> tuple[float, float]:
+    """(step, start) of the reference's `clipped_zoom` along one axis (`trim="first"`): output index i reads the
+    source coordinate start + i * step, the affine form of `clipped_zoom_axis`."""
+    crop = math.ceil(size / float(zoom))
+    out = round(crop * zoom)
+    return ((crop - 1) / (out - 1) if out > 1 else 1.0), float((size - crop) // 2)
+
+
+def _zoom_sum_opencv(cv2: ModuleType, images: torch.Tensor, factors: list[float]) -> torch.Tensor:
+    """images + sum_z clipped_zoom(images, z), the zooms added in order, on the CPU.
+
+    Each zoom is cv2.warpAffine with the inverse map (x, y) -> (start_x + step_x x, start_y + step_y y) and bilinear
+    interpolation: OpenCV >= 5 interpolates at these exact coordinates, so it is the reference's order-1 zoom up to
+    float rounding (below 1e-6), with no crop or copy. One call per image and zoom (warpAffine has no batched form;
+    measured 10x faster than the torch gathers on one thread); the images go channels-last once for it.
+    """
+    height, width = images.shape[-2:]
+    channels_last = images.detach().permute(0, 2, 3, 1).contiguous().numpy()
+    total = channels_last.copy()
+    zoomed = np.empty_like(channels_last)
+    flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+    for zoom in factors:
+        (step_y, start_y), (step_x, start_x) = zoom_source_map(height, zoom), zoom_source_map(width, zoom)
+        matrix = np.array([[step_x, 0.0, start_x], [0.0, step_y, start_y]])
+        for image, out in zip(channels_last, zoomed, strict=True):
+            cv2.warpAffine(
+                image, matrix, (width, height), dst=out, flags=flags, borderMode=cv2.BORDER_REPLICATE
+            )
+        total += zoomed
+    return torch.from_numpy(total).permute(0, 3, 1, 2).contiguous()
+
+
 @register_corruption("zoom_blur")
 def zoom_blur(
     images: torch.Tensor, severity: int, profile: str, seed: int, sample_ids: torch.Tensor
@@ -244,10 +321,14 @@ def zoom_blur(
     """Zoom blur: the image averaged with centre crops of itself zoomed by each of the reference's factors.
 
     As the reference: (x + sum_z clipped_zoom(x, z)) / (len(z) + 1), each zoom being bilinear (scipy order 1)
-    and separable, so one gather-and-lerp per axis per factor, for the whole batch.
+    and separable, so one gather-and-lerp per axis per factor, for the whole batch. On the CPU each zoom is one
+    cv2.warpAffine per image instead (`_zoom_sum_opencv`).
     """
     height, width = images.shape[-2:]
     factors = zoom_factors(profile, severity)
+    cv2 = opencv_for(images)
+    if cv2 is not None and images.shape[1] <= 4:  # OpenCV's exact interpolation stops at 4 channels
+        return _zoom_sum_opencv(cv2, images, factors).div_(len(factors) + 1).clamp_(0.0, 1.0)
     total = images.clone()
     for zoom in factors:
         rows = clipped_zoom_axis(height, zoom, images.device)

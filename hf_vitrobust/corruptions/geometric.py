@@ -14,10 +14,13 @@ interpolation and BORDER_REFLECT_101), then displaces it as above with uniform n
 The reference's NumPy draws (`np.random.uniform`) come here from the counter-based streams of `randomness.py`.
 """
 
+from types import ModuleType
+
+import numpy as np
 import torch
 
 from .base import register_corruption
-from .blur import gaussian_kernel1d
+from .blur import gaussian_kernel1d, opencv_for
 from .randomness import uniform
 
 # alpha (displacement scale) per severity; sigma = 0.01 * (H, W), noise amplitude 0.005 * H.
@@ -64,9 +67,21 @@ def reflect_blur_matrix(kernel: torch.Tensor, size: int) -> torch.Tensor:
 
 
 def smooth_field(noise: torch.Tensor, sigma_rows: float, sigma_cols: float) -> torch.Tensor:
-    """skimage `gaussian(noise, (sigma_rows, sigma_cols), mode="reflect", truncate=3)` on a batch (N, H, W)."""
+    """skimage `gaussian(noise, (sigma_rows, sigma_cols), mode="reflect", truncate=3)` on a batch (N, H, W), in
+    float64. On the CPU, for kernels shorter than the image, one cv2.sepFilter2D per map (BORDER_REFLECT is scipy's
+    "reflect"; no batched form, measured 10x faster than the matrix products), equal to them up to float64 rounding."""
     height, width = noise.shape[-2:]
     field = noise.double()
+    radii = (int(3.0 * sigma_rows + 0.5), int(3.0 * sigma_cols + 0.5))
+    cv2 = opencv_for(field)
+    if cv2 is not None and sigma_rows > 0 and sigma_cols > 0 and radii[0] < height and radii[1] < width:
+        maps = field.contiguous().view(-1, height, width).numpy()
+        smoothed = np.empty_like(maps)
+        along_rows = gaussian_kernel1d(sigma_rows, radii[0]).numpy()
+        along_cols = gaussian_kernel1d(sigma_cols, radii[1]).numpy()
+        for noise_map, out in zip(maps, smoothed, strict=True):
+            cv2.sepFilter2D(noise_map, -1, along_cols, along_rows, dst=out, borderType=cv2.BORDER_REFLECT)
+        return torch.from_numpy(smoothed).view(field.shape)
     if sigma_cols > 0:
         kernel = gaussian_kernel1d(sigma_cols, int(3.0 * sigma_cols + 0.5))
         field = field @ reflect_blur_matrix(kernel, width).to(noise.device).T
@@ -181,7 +196,25 @@ def elastic_transform_with_draws(
 
     rows = torch.arange(height, dtype=torch.float64, device=device)[None, :, None] + displacement(noise_y)
     cols = torch.arange(width, dtype=torch.float64, device=device)[None, None, :] + displacement(noise_x)
+    cv2 = opencv_for(images)
+    if cv2 is not None and images.shape[1] <= 4:  # OpenCV's exact interpolation stops at 4 channels
+        return _remap_reflect_opencv(cv2, images, rows, cols).clamp_(0.0, 1.0)
     return _bilinear_gather(images, rows, cols, "reflect").clamp(0.0, 1.0)
+
+
+def _remap_reflect_opencv(
+    cv2: ModuleType, images: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor
+) -> torch.Tensor:
+    """`_bilinear_gather(images, rows, cols, "reflect")` on the CPU: cv2.remap, bilinear, BORDER_REFLECT (scipy's
+    "reflect" on the neighbours' indices), one call per image (no batched form; measured 10x faster than the four
+    torch gathers on one thread). OpenCV >= 5 interpolates at the exact map coordinates, but the maps are float32:
+    a source coordinate below 256 moves by at most 2**-17 pixel, so a value by at most 8e-6."""
+    channels_last = images.detach().permute(0, 2, 3, 1).contiguous().numpy()
+    map_x, map_y = cols.float().numpy(), rows.float().numpy()
+    sampled = np.empty_like(channels_last)
+    for image, x, y, out in zip(channels_last, map_x, map_y, sampled, strict=True):
+        cv2.remap(image, x, y, cv2.INTER_LINEAR, dst=out, borderMode=cv2.BORDER_REFLECT)
+    return torch.from_numpy(sampled).permute(0, 3, 1, 2).contiguous()
 
 
 @register_corruption("elastic_transform")

@@ -1,10 +1,13 @@
 """The CPU fast paths of the blur and geometric corruptions against the torch paths that CUDA runs.
 
-On CPU tensors, motion_blur sums its shifted copies directly, as the reference does, instead of by FFT. It must give
-what the torch path gives on the same CPU, within the tolerance the CUDA parity test (test_cuda_parity.py) allows
-between devices: no 8-bit value more than one level apart, and at least 99% of them identical.
+On CPU tensors, gaussian_blur, glass_blur's two blurs and elastic_transform's smoothing use cv2.sepFilter2D,
+zoom_blur cv2.warpAffine, elastic_transform's resampling cv2.remap, and motion_blur sums its shifted copies
+directly instead of by FFT. Each must give what the torch path gives on the same CPU, within the tolerance the CUDA
+parity test (test_cuda_parity.py) allows between devices: no 8-bit value more than one level apart, and at least
+99% of them identical.
 """
 
+import cv2
 import numpy as np
 import pytest
 import torch
@@ -14,7 +17,7 @@ import hf_vitrobust.corruptions.motion_glass as motion_glass
 from hf_vitrobust.corruptions import corrupt
 from hf_vitrobust.corruptions.randomness import random_bits
 
-FAST_PATH_CORRUPTIONS = ("motion_blur",)
+FAST_PATH_CORRUPTIONS = ("gaussian_blur", "zoom_blur", "glass_blur", "motion_blur", "elastic_transform")
 # test_cuda_parity.py's tolerance between devices.
 MIN_IDENTICAL = 0.99
 
@@ -41,18 +44,23 @@ def test_fast_path_matches_torch_path(photos, tiny_photos, name, profile):
     assert difference.max() <= 1, f"{name} {profile}: largest difference {difference.max().item()} levels"
     identical = (difference == 0).double().mean().item()
     assert identical >= MIN_IDENTICAL, f"{name} {profile}: only {identical:.4%} of the values identical"
-    # Float rounding apart, the same numbers; and the fast path is really taken: it rounds differently somewhere.
-    torch.testing.assert_close(fast_float, generic_float, rtol=0, atol=3e-6)
-    assert not torch.equal(fast_float, generic_float)
+    # Float rounding apart, the same numbers (elastic: float32 maps move a sample by at most 2**-17 pixel).
+    torch.testing.assert_close(fast_float, generic_float, rtol=0, atol=1e-5)
+    # The fast path is really taken: it rounds differently somewhere (glass_blur's blurs sum in float64 on both
+    # paths, so their float32 results agree).
+    if profile == "imagenet" and name != "glass_blur":
+        assert not torch.equal(fast_float, generic_float)
 
 
 def test_fast_paths_are_cpu_float_only():
+    assert blur.opencv_for(torch.zeros(1, 3, 8, 8)) is cv2
+    assert blur.opencv_for(torch.zeros(1, 3, 8, 8, dtype=torch.float64)) is cv2
+    assert blur.opencv_for(torch.zeros(1, 3, 8, 8, dtype=torch.float16)) is None
+    assert blur.opencv_for(torch.zeros(1, 3, 8, 8, dtype=torch.uint8)) is None
+    assert blur.opencv_for(torch.zeros(1, 3, 8, 8, device="meta")) is None
     assert blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8))
-    assert blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8, dtype=torch.float64))
-    assert not blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8, dtype=torch.float16))
-    assert not blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8, dtype=torch.uint8))
-    assert not blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8, device="meta"))
     with blur.torch_paths_only():
+        assert blur.opencv_for(torch.zeros(1, 3, 8, 8)) is None
         assert not blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8))
     assert blur.takes_cpu_fast_path(torch.zeros(1, 3, 8, 8))
 
@@ -68,6 +76,29 @@ def test_motion_tap_sum_stops_at_the_image_border():
         assert torch.equal(
             motion_glass.motion_blur_with_angles(images, 20, 15, angles, tap_sum_on_cpu=True), by_fft
         )
+
+
+def test_opencv_threads_follow_torch(tiny_photos):
+    """A DataLoader worker runs torch with one thread; OpenCV must not start its own pool of more."""
+    threads, opencv_threads = torch.get_num_threads(), cv2.getNumThreads()
+    try:
+        cv2.setNumThreads(2)
+        torch.set_num_threads(1)
+        corrupt(tiny_photos, "zoom_blur", 3)
+        assert cv2.getNumThreads() == 1
+    finally:
+        torch.set_num_threads(threads)
+        cv2.setNumThreads(opencv_threads)
+
+
+def test_zoom_source_map_is_the_clipped_zoom_axis():
+    """warpAffine's affine map reads, at every kept output index, the coordinate `clipped_zoom_axis` interpolates."""
+    for size in (32, 200, 224, 256):
+        for zoom in blur.zoom_factors("imagenet", 5) + blur.zoom_factors("cifar", 5):
+            lower, weight = blur.clipped_zoom_axis(size, zoom, torch.device("cpu"))
+            step, start = blur.zoom_source_map(size, zoom)
+            coordinate = start + torch.arange(size, dtype=torch.float64) * step
+            torch.testing.assert_close(lower + weight, coordinate, rtol=0, atol=1e-12)
 
 
 def test_fft_length_has_no_prime_above_11():
