@@ -106,7 +106,7 @@ HOST_MODULES = {"export", "digital", "weather"}
 NUMPY_MODULES = {"blur", "digital", "weather"}
 # CPU fast paths through OpenCV (a declared dependency, >= 5): only for CPU tensors, with the torch path kept for every
 # other device and tested equal to it within the CUDA tolerance (test_corruptions_cpu_fast_paths.py).
-OPENCV_MODULES = {"blur", "geometric"}
+OPENCV_MODULES = {"blur", "geometric", "spatter"}
 
 
 @pytest.mark.parametrize("module", CORRUPTION_MODULES)

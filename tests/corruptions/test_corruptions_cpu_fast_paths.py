@@ -14,10 +14,18 @@ import torch
 
 import hf_vitrobust.corruptions.blur as blur
 import hf_vitrobust.corruptions.motion_glass as motion_glass
+import hf_vitrobust.corruptions.spatter as spatter_module
 from hf_vitrobust.corruptions import corrupt
 from hf_vitrobust.corruptions.randomness import random_bits
 
-FAST_PATH_CORRUPTIONS = ("gaussian_blur", "zoom_blur", "glass_blur", "motion_blur", "elastic_transform")
+FAST_PATH_CORRUPTIONS = (
+    "gaussian_blur",
+    "zoom_blur",
+    "glass_blur",
+    "motion_blur",
+    "elastic_transform",
+    "spatter",
+)
 # test_cuda_parity.py's tolerance between devices.
 MIN_IDENTICAL = 0.99
 
@@ -47,9 +55,25 @@ def test_fast_path_matches_torch_path(photos, tiny_photos, name, profile):
     # Float rounding apart, the same numbers (elastic: float32 maps move a sample by at most 2**-17 pixel).
     torch.testing.assert_close(fast_float, generic_float, rtol=0, atol=1e-5)
     # The fast path is really taken: it rounds differently somewhere (glass_blur's blurs sum in float64 on both
-    # paths, so their float32 results agree).
-    if profile == "imagenet" and name != "glass_blur":
+    # paths, so their float32 results agree; spatter's cv2 water mask is exact, test below).
+    if profile == "imagenet" and name not in ("glass_blur", "spatter"):
         assert not torch.equal(fast_float, generic_float)
+
+
+def test_spatter_water_mask_takes_opencv_on_the_cpu_only(photos, monkeypatch):
+    calls = []
+    original = spatter_module._water_mask_opencv
+
+    def counted(cv2_module, liquid_uint8):
+        calls.append(len(liquid_uint8))
+        return original(cv2_module, liquid_uint8)
+
+    monkeypatch.setattr(spatter_module, "_water_mask_opencv", counted)
+    corrupt(photos, "spatter", 1)  # severity 1 is water
+    assert calls == [len(photos)]
+    with blur.torch_paths_only():
+        corrupt(photos, "spatter", 1)
+    assert calls == [len(photos)]
 
 
 def test_fast_paths_are_cpu_float_only():

@@ -108,15 +108,19 @@ def test_equalize_hist_is_cv2_equalize_hist():
         assert (ours_map == cv2.equalizeHist(gray)).all()
 
 
-def test_water_mask_is_the_reference_pipeline():
+@pytest.mark.parametrize("route", ["torch", "opencv"])
+def test_water_mask_is_the_reference_pipeline(route):
+    """Both routes: the torch re-implementation (what CUDA runs) and the CPU route through cv2 itself."""
+    opencv = cv2 if route == "opencv" else None
     for layer in _liquid_layers(9):
         dist = cv2.distanceTransform(255 - cv2.Canny(layer, 50, 150), cv2.DIST_L2, 5)
         _, dist = cv2.threshold(dist, 20, 20, cv2.THRESH_TRUNC)
         dist = cv2.equalizeHist(cv2.blur(dist, (3, 3)).astype(np.uint8))
         dist = cv2.blur(cv2.filter2D(dist, cv2.CV_8U, WATER_KERNEL), (3, 3)).astype(np.float32)
         expected = layer * dist
-        ours = spatter_module.water_mask(torch.from_numpy(layer.astype(np.int64))[None])[0].numpy()
-        assert (ours == expected).all()
+        layers = torch.from_numpy(np.stack([layer, layer[::-1].copy()]).astype(np.int64))
+        ours = spatter_module.water_mask(layers, opencv=opencv).numpy()
+        assert ours.dtype == np.float32 and (ours[0] == expected).all()
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from hf_vitrobust.data.samples import InMemorySource, SkipReport, decode_raw_sam
 from hf_vitrobust.evaluation import runner as runner_module
 from hf_vitrobust.evaluation.chunk_batches import ChunkBatcher
 from hf_vitrobust.evaluation.config import EvaluationConfig
-from hf_vitrobust.evaluation.runner import Runner, evaluate
+from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.evaluation.streams import (
     ChunkDataset,
     ChunkInputs,
@@ -180,7 +180,9 @@ def test_an_empty_chunk_has_no_logits_and_bad_settings_are_refused():
     assert ChunkDataset(plan, PREPROCESSING, ReadAssignment(1, 0, 1)).prefetch_factor() == 2
 
 
-def test_generated_predictions_are_bit_identical_whatever_the_workers(tmp_path, monkeypatch):
+def test_generated_predictions_are_bit_identical_whatever_the_workers(
+    tmp_path, monkeypatch, count_classified
+):
     """Generated ImageNet-C through the runner with 0, 1 and 2 DataLoader workers (pieces of one batch, two chunks
     interleaved with 2 workers), and with whole chunks (as before pieces): the same predictions file, bit for bit,
     and the model called on the same batches: each chunk's, counted from its first sample."""
@@ -204,14 +206,7 @@ def test_generated_predictions_are_bit_identical_whatever_the_workers(tmp_path, 
             }
         )
     )
-    calls: list[int] = []
-    original = Runner._classify
-
-    def counted(self, model, pixels):
-        calls.append(len(pixels))
-        return original(self, model, pixels)
-
-    monkeypatch.setattr(Runner, "_classify", counted)
+    calls = count_classified
 
     def run(name: str, workers: int) -> pd.DataFrame:
         calls.clear()

@@ -36,7 +36,7 @@ from launch import (
 )
 
 from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
-from hf_vitrobust.evaluation.runner import Runner, evaluate
+from hf_vitrobust.evaluation.runner import evaluate
 
 MODEL = "builtin:efficientnet_lite0"
 KEY = "builtin_efficientnet_lite0"
@@ -171,20 +171,6 @@ def _launch_two_machines(
         if (logs / f"rank{rank}.json").is_file()
     }
     return codes, texts, counts
-
-
-@pytest.fixture
-def count_classified(monkeypatch) -> list[int]:
-    """The sizes of the batches the runner classifies in this process, one entry per model call."""
-    calls: list[int] = []
-    original = Runner._classify
-
-    def counted(self, model, pixels):
-        calls.append(len(pixels))
-        return original(self, model, pixels)
-
-    monkeypatch.setattr(Runner, "_classify", counted)
-    return calls
 
 
 def _one_thread_evaluate(config: EvaluationConfig) -> dict:
