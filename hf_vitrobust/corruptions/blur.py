@@ -14,6 +14,8 @@ import contextlib
 import contextvars
 import functools
 import math
+import os
+import sys
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -78,14 +80,47 @@ def _opencv() -> ModuleType | None:
     return cv2 if int(cv2.__version__.split(".")[0]) >= 5 else None
 
 
+# OpenCV's thread pool does not survive fork: a forked child (a DataLoader worker) that resizes the pool it inherited
+# waits forever on the parent's threads. So the parent winds its pool down to one thread just before every fork,
+# restoring its setting afterwards, and a forked child never resizes the pool: it runs OpenCV on one thread.
+_opencv_threads_before_fork: list[int] = []
+_in_forked_child = False
+
+
+def _opencv_pool_down_before_fork() -> None:
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None and hasattr(cv2, "getNumThreads"):
+        _opencv_threads_before_fork.append(cv2.getNumThreads())
+        cv2.setNumThreads(1)
+
+
+def _opencv_pool_back_after_fork() -> None:
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None and _opencv_threads_before_fork:
+        cv2.setNumThreads(_opencv_threads_before_fork.pop())
+
+
+def _mark_forked_child() -> None:
+    global _in_forked_child
+    _in_forked_child = True
+
+
+os.register_at_fork(
+    before=_opencv_pool_down_before_fork,
+    after_in_parent=_opencv_pool_back_after_fork,
+    after_in_child=_mark_forked_child,
+)
+
+
 def opencv_for(images: torch.Tensor) -> ModuleType | None:
     """cv2, limited to `torch.get_num_threads()` threads, when `images` may take a CPU fast path
     (`takes_cpu_fast_path`) and OpenCV >= 5 is installed; else None, and the caller runs its torch path. The thread
-    limit is set per call, so DataLoader workers (1 thread) stay at 1."""
+    limit is set per call, so DataLoader workers (1 thread) stay at 1; a forked process keeps the one thread it
+    inherits (see `_opencv_pool_down_before_fork`). Threads change no result."""
     cv2 = _opencv()
     if cv2 is None or not takes_cpu_fast_path(images):
         return None
-    if cv2.getNumThreads() != torch.get_num_threads():
+    if not _in_forked_child and cv2.getNumThreads() != torch.get_num_threads():
         cv2.setNumThreads(torch.get_num_threads())
     return cv2
 

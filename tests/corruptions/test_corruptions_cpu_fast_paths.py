@@ -168,3 +168,38 @@ def test_glass_offsets_are_the_streams_modulo(max_delta):
     edges = torch.tensor([0, 5, 6, 7, 2**32 - 7, 2**32 - 6, 2**32 - 2, 2**32 - 1, 3 * 2**30, 2**31 + 5])
     for modulus in (2, 6, 8):
         assert motion_glass._remainder(edges, modulus).tolist() == [e % modulus for e in edges.tolist()]
+
+
+def _corrupt_in_forked_child(images: torch.Tensor, queue) -> None:
+    torch.set_num_threads(1)  # as a DataLoader worker
+    queue.put(corrupt(images, "glass_blur", 1).numpy())
+
+
+def test_opencv_fast_paths_work_in_a_forked_child_after_the_parent_used_threads(photos):
+    """A DataLoader worker forked after the parent ran OpenCV on several threads: OpenCV's pool does not survive
+    fork, so resizing the inherited pool waited forever (a full-suite hang). The child must finish, with the
+    parent's result."""
+    import multiprocessing
+    import queue as queue_module
+
+    previous, previous_torch = cv2.getNumThreads(), torch.get_num_threads()
+    torch.set_num_threads(2)  # the parent's corruptions set OpenCV to torch's thread count
+    cv2.setNumThreads(2)
+    try:
+        corrupt(photos, "zoom_blur", 3)  # warpAffine on 2 threads: starts the pool's threads
+        expected = corrupt(photos, "glass_blur", 1)
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_corrupt_in_forked_child, args=(photos, queue))
+        child.start()
+        try:
+            result = queue.get(timeout=60)
+        except queue_module.Empty:
+            child.kill()
+            raise AssertionError("the forked child hung in OpenCV") from None
+        child.join(10)
+        assert np.array_equal(result, expected.numpy())
+        assert cv2.getNumThreads() == 2  # the parent's setting is back after the fork
+    finally:
+        cv2.setNumThreads(previous)
+        torch.set_num_threads(previous_torch)
