@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import torch
 
 from ..atomic_files import atomic_path, write_text_atomic
+from .parquet_options import write_parquet
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
@@ -23,8 +24,9 @@ def write_json_atomic(path: Path, value: Any) -> None:
 
 
 def write_parquet_atomic(path: Path, table: pa.Table) -> None:
+    """`table` written as `datasets` writes parquet (`parquet_options.write_parquet`), atomically."""
     with atomic_path(path) as temporary:
-        pq.write_table(table, temporary)
+        write_parquet(temporary, table)
 
 
 def save_tensors_atomic(path: Path, value: dict[str, Any]) -> None:
@@ -226,8 +228,7 @@ class ChunkStore:
         for index in legacy:
             table = pq.read_table(self.path(index))
             table = with_derived_columns(table).replace_schema_metadata(table.schema.metadata)
-            with atomic_path(self.path((0, index))) as temporary:
-                pq.write_table(table, temporary)
+            write_parquet_atomic(self.path((0, index)), table)
             self.path(index).unlink()
         ends = {(e["num_chunks"], e["num_items"]) for e in (json.loads(m.read_text()) for m in markers)}
         if len(ends) == 1:

@@ -1,8 +1,9 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """Rank 0's merge of a benchmark's chunk files into its predictions file, one chunk at a time.
 
-The chunks are appended in stream order (shard by shard, chunk by chunk) to one parquet writer, so the merge holds
-one chunk in memory, whatever the length of the stream. The merged file is then checked in batches
+The chunks are appended in stream order (shard by shard, chunk by chunk) to one parquet writer (configured as
+`datasets` writes parquet: `parquet_options`), so the merge holds one chunk in memory, whatever the length of the
+stream. The merged file is then checked in batches
 (`merged_predictions`: no sample evaluated twice, rows in stream order) and handed on unread: the metrics, the
 intervals and the probes' image selection read it by column and in batches (`analysis.prediction_source`).
 """
@@ -20,6 +21,7 @@ from ..analysis.predictions import PREDICTION_SCHEMA, chunk_skips, with_derived_
 from ..atomic_files import atomic_path
 from ..data import SkipReport
 from ..data.samples import MAX_REPORTED_SKIPS
+from .parquet_options import parquet_writer, row_group_rows
 from .store import ChunkStore
 
 
@@ -37,7 +39,7 @@ def merge_stream_chunks(name: str, store: ChunkStore, num_shards: int, path: Pat
         raise RuntimeError(f"{name}: chunks {missing[:10]} (shard, chunk) were never written.")
     report = SkipReport()
     num_items = 0
-    with atomic_path(path) as temporary, pq.ParquetWriter(temporary, PREDICTION_SCHEMA) as writer:
+    with atomic_path(path) as temporary, parquet_writer(temporary, PREDICTION_SCHEMA) as writer:
         for shard, end in enumerate(ends):
             num_items += end["num_items"]
             for index in range(end["num_chunks"]):
@@ -47,9 +49,8 @@ def merge_stream_chunks(name: str, store: ChunkStore, num_shards: int, path: Pat
                 report.converted.update(skips.get("converted_to_rgb", {}))
                 room = MAX_REPORTED_SKIPS - len(report.examples)
                 report.examples.extend(skips.get("examples", [])[: max(room, 0)])
-                writer.write_table(
-                    with_derived_columns(table.replace_schema_metadata(None)).cast(PREDICTION_SCHEMA)
-                )
+                merged = with_derived_columns(table.replace_schema_metadata(None)).cast(PREDICTION_SCHEMA)
+                writer.write_table(merged, row_group_size=row_group_rows(merged))
     return report, num_items
 
 

@@ -4,8 +4,9 @@
 `stage_predictions(stage, runs)` writes `data/<benchmark>/<split>.parquet` (the run's `predictions/<model
 key>/<benchmark>.parquet`, columns of `PREDICTION_SCHEMA`) and a README.md whose YAML `configs:` section declares
 every file (the Hub's manual configuration: `config_name`, `data_files: [{split, path}]`), so that the Hub's
-parquet viewer and `datasets.load_dataset(folder_or_repo, benchmark)` read it without this package. The card holds
-the schema, each run's protocols and its provenance.
+parquet viewer and `datasets.load_dataset(folder_or_repo, benchmark)` read it without this package. The files are
+written as `datasets` writes parquet (`evaluation.parquet_options`: content-defined chunking, a page index), so a
+re-push uploads only the pages that changed. The card holds the schema, each run's protocols and its provenance.
 
 Split names must match `\\w+(\\.\\w+)*` (`datasets`' rule): `split_name` maps a model key to one; see
 docs/publishing.md ("Predictions datasets").
@@ -24,6 +25,7 @@ import yaml
 
 from ..analysis.predictions import PREDICTION_SCHEMA, with_derived_columns
 from ..analysis.results import load_results, merge_results
+from ..evaluation.parquet_options import write_parquet
 from .card_results import run_name
 from .push import PushResult
 from .staging import _check_apart, _prepare_stage, staged_files
@@ -262,7 +264,7 @@ def stage_predictions(
             relative = f"{DATA_FOLDER}/{benchmark}/{splits[key]}.parquet"
             (stage / relative).parent.mkdir(parents=True, exist_ok=True)
             table = tables[(benchmark, key)]
-            pq.write_table(table, stage / relative)
+            write_parquet(stage / relative, table)
             data_files.append({"split": splits[key], "path": relative})
             rows.setdefault(benchmark, {})[splits[key]] = table.num_rows
         configs.append({"config_name": benchmark, "data_files": data_files})

@@ -53,7 +53,7 @@ def test_interrupted_write_leaves_the_previous_file(tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store.pq, "write_table", interrupted)
+    monkeypatch.setattr(store, "write_parquet", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_parquet_atomic(path, pa.table({"x": [4]}))
     assert pq.read_table(path).equals(table)

@@ -22,7 +22,12 @@ from hub_fakes import FakeApi
 from hf_vitrobust.analysis.predictions import PREDICTION_SCHEMA, with_derived_columns
 from hf_vitrobust.cli import main
 from hf_vitrobust.hub import push, render_model_card, split_name, stage_predictions
-from hf_vitrobust.hub.predictions_dataset import COLUMN_DESCRIPTIONS, SPLIT_PATTERN, split_names
+from hf_vitrobust.hub.predictions_dataset import (
+    COLUMN_DESCRIPTIONS,
+    SPLIT_PATTERN,
+    predictions_manifest,
+    split_names,
+)
 
 FIXTURE_RUN = Path(__file__).parents[1] / "fixtures" / "old_run_6f0f446" / "run"
 OLD_KEY = "builtin_efficientnet_lite0"
@@ -160,6 +165,42 @@ def test_stage_loads_with_datasets_without_the_package_and_round_trips_every_col
             assert list(columns) == PREDICTION_SCHEMA.names
             for column in PREDICTION_SCHEMA.names:
                 assert _same(columns[column], original[column]), (config, split, column)
+
+
+def test_staged_parquet_is_written_as_datasets_writes_it_and_loads_with_the_parquet_builder(
+    staged, runs, tmp_path
+):
+    """Every staged file has a page index and records `datasets`' chunker parameters (content-defined chunking);
+    `load_dataset("parquet", data_files=...)` of the staged files gives back the run's rows."""
+    import datasets
+
+    stage, files = staged
+    for path in (Path(f) for f in files if str(f).endswith(".parquet")):
+        metadata = pq.ParquetFile(path).metadata
+        assert (
+            json.loads(metadata.metadata[b"content_defined_chunking"]) == datasets.config.DEFAULT_CDC_OPTIONS
+        )
+        assert all(
+            metadata.row_group(g).column(c).has_offset_index
+            for g in range(metadata.num_row_groups)
+            for c in range(metadata.num_columns)
+        )
+    manifest = predictions_manifest(stage)
+    loaded = datasets.load_dataset(
+        "parquet",
+        data_files={split: str(stage / path) for split, path in manifest["imagenet-c"].items()},
+        cache_dir=str(tmp_path / "cache"),
+    )
+    assert set(loaded) == set(_expected_splits().values())
+    original = with_derived_columns(
+        pq.read_table(runs[0] / "predictions" / OLD_KEY / "imagenet-c.parquet")
+    ).to_pydict()
+    columns = loaded[f"{OLD_KEY}_run_a"].to_dict()
+    assert list(columns) == PREDICTION_SCHEMA.names and len(columns["sample_id"]) == len(
+        original["sample_id"]
+    )
+    for column in PREDICTION_SCHEMA.names:
+        assert _same(columns[column], original[column]), column
 
 
 def test_push_cli_stages_the_dataset_alone_or_with_a_linked_model_repo(runs, tmp_path, capsys):
