@@ -56,7 +56,7 @@ def card_dataset(benchmark: str, info: Mapping[str, Any]) -> dict[str, Any]:
     return dataset_entry(benchmark, info)
 
 
-def _card_rows(result: Mapping[str, Any], benchmark: str, metrics: Mapping[str, Any]) -> tuple[CardRow, ...]:
+def card_rows(result: Mapping[str, Any], benchmark: str, metrics: Mapping[str, Any]) -> tuple[CardRow, ...]:
     """The model-index rows of a benchmark's metric dict, by its kind (`BenchmarkKind.card_rows`)."""
     return get_benchmark_kind(benchmark_kind(result, benchmark)).card_rows(metrics)
 
@@ -123,7 +123,7 @@ def eval_results(
             for benchmark, metrics in per_benchmark.items():
                 info = (result.get("benchmarks") or {}).get(benchmark) or {}
                 rows = []
-                for row in _card_rows(result, benchmark, metrics):
+                for row in card_rows(result, benchmark, metrics):
                     value = finite_number(dig(metrics, row.path))
                     if value is not None:
                         rows.append({"type": row.type, "name": row.name, "value": value})
@@ -145,24 +145,26 @@ def _counted(count: int, unit: str) -> str:
     return f"{count:,} {unit}{'' if count == 1 else 's'}"
 
 
-def interval_description(record: Mapping[str, Any]) -> str:
+def interval_description(record: Mapping[str, Any], bounds: str | None = None) -> str:
     """What an interval is, in words: "95 % Wilson interval, 29 images", or for the bootstrap "95 % percentile
-    bootstrap interval over 29 clean images, 1,000 resamples"."""
+    bootstrap interval over 29 clean images, 1,000 resamples"; with `bounds` ("[lo, hi]") after the word
+    interval: "95 % Wilson interval [41.20, 43.51], 29 images"."""
     level = f"{100 * float(record['confidence_level']):g} %"
     method = str(record.get("method") or "")
     unit = str(record.get("unit") or "sample")
     units = record.get("num_units")
+    interval = f"interval {bounds}" if bounds else "interval"
     if "bootstrap" in method and isinstance(units, int):
-        text = f"{level} {method} interval over {_counted(units, unit)}"
+        text = f"{level} {method} {interval} over {_counted(units, unit)}"
         resamples = record.get("num_resamples")
         return f"{text}, {resamples:,} resamples" if isinstance(resamples, int) else text
-    return (
-        f"{level} {_METHOD_NAMES.get(method, method)} interval, {_counted(int(record['num_samples']), unit)}"
-    )
+    return f"{level} {_METHOD_NAMES.get(method, method)} {interval}, {_counted(int(record['num_samples']), unit)}"
 
 
-def _interval_cell(record: Any, value: float, factor: float) -> str | None:
-    """ "value [lo, hi]" in the model-index value's units, where `record` is an interval of that same value."""
+def value_interval_bounds(record: Any, value: float, factor: float) -> str | None:
+    """ "[lo, hi]" of the interval `record` (results.json "intervals") in a model-index value's units (`factor`
+    from the interval's), where `record` is an interval of that same value; else None. Two decimals for a value in
+    the interval's own units, four for a fraction."""
     from ..metrics.intervals import Interval
 
     if not isinstance(record, Mapping):
@@ -180,7 +182,16 @@ def _interval_cell(record: Any, value: float, factor: float) -> str | None:
     if not math.isclose(interval.estimate, value, rel_tol=_SAME_NUMBER, abs_tol=_SAME_NUMBER * factor):
         return None
     digits = 2 if factor == 1.0 else 4
-    return f"{value:.{digits}f} [{interval.low:.{digits}f}, {interval.high:.{digits}f}]"
+    return f"[{interval.low:.{digits}f}, {interval.high:.{digits}f}]"
+
+
+def _interval_cell(record: Any, value: float, factor: float) -> str | None:
+    """ "value [lo, hi]" in the model-index value's units, where `record` is an interval of that same value."""
+    bounds = value_interval_bounds(record, value, factor)
+    if bounds is None:
+        return None
+    digits = 2 if factor == 1.0 else 4
+    return f"{value:.{digits}f} {bounds}"
 
 
 def interval_rows(result: Mapping[str, Any], names: Mapping[str, str]) -> tuple[list[list[str]], list[str]]:
@@ -198,7 +209,7 @@ def interval_rows(result: Mapping[str, Any], names: Mapping[str, str]) -> tuple[
         if not records:
             continue
         for benchmark, metrics in per_benchmark.items():
-            for row in _card_rows(result, benchmark, metrics):
+            for row in card_rows(result, benchmark, metrics):
                 value = finite_number(dig(metrics, row.path))
                 named = row.interval_name(benchmark, metrics)
                 if value is None or named is None:
@@ -224,6 +235,7 @@ def interval_rows(result: Mapping[str, Any], names: Mapping[str, str]) -> tuple[
 __all__ = [
     "TASK",
     "card_dataset",
+    "card_rows",
     "dig",
     "eval_results",
     "finite_number",
@@ -233,4 +245,5 @@ __all__ = [
     "model_names",
     "run_name",
     "same_model",
+    "value_interval_bounds",
 ]

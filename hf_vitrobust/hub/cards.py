@@ -6,8 +6,9 @@ wheel as `hf_vitrobust/model_card_templates/`), for `vitrobust train` (a checkpo
 The YAML metadata follows the Hub's model card spec: license, library_name, pipeline_tag, tags, datasets and a
 `model-index` holding one eval result per (model, benchmark, metric) of every results.json given, so that
 `huggingface_hub.ModelCard(text).data.eval_results` lists them all; its `dataset.type` and `metric.type` come from
-the fixed table of `hf_vitrobust.hub.model_index` (docs/publishing.md, "Model-index"). The card's "Reproduce"
-section holds the one `vitrobust evaluate` command that reproduces each run (`reproduce_command`).
+the fixed table of `hf_vitrobust.hub.model_index` (docs/publishing.md, "Model-index"). A staged card also lists the
+repository's `.eval_results/` entries (`hf_vitrobust.hub.eval_results`), or says why there are none. The card's
+"Reproduce" section holds the one `vitrobust evaluate` command that reproduces each run (`reproduce_command`).
 
 Where a run holds the confidence intervals of its numbers (results.json "intervals"), the card's text gives each
 model-index value that has one with its interval, "x [lo, hi]" (`interval_rows`); the model-index values stay
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from huggingface_hub import EvalResultEntry
 
 from ..analysis.analyze import ANALYSIS_KEY, analyze, stored_analysis
 from ..analysis.results import benchmark_kind, merge_results
@@ -314,6 +316,7 @@ def render_model_card(
     own_specs: Sequence[str] = (),
     predictions_repo: str | None = None,
     suite_files: Mapping[str, str] | None = None,
+    eval_result_files: Mapping[str, Sequence[EvalResultEntry]] | None = None,
 ) -> str:
     """A README.md (YAML metadata + Markdown) for a checkpoint and/or evaluation results.
 
@@ -325,7 +328,9 @@ def render_model_card(
     that the results name this repository's model by; results of other models keep their own names.
     `predictions_repo`: the dataset repo holding the runs' per-sample predictions
     (`hf_vitrobust.hub.predictions_dataset`), linked from the card. `suite_files`: run name -> the path, in the
-    repo, of the suite file staged with that run, which its reproduce command names.
+    repo, of the suite file staged with that run, which its reproduce command names. `eval_result_files`: the
+    `.eval_results/` files staged beside the card (`eval_results.eval_result_files`), listed in a section of their
+    own; an empty mapping says that no model of the runs is the repository's; None (not staged) adds nothing.
     """
     from .. import __version__
 
@@ -401,6 +406,8 @@ def render_model_card(
         version=(summary or {}).get("hf_vitrobust_version") or __version__,
         packages=_packages(summary),
     )
+    if eval_result_files is not None and results:
+        card = _list_eval_results(card, eval_result_files)
     return card if not predictions_repo else _link_predictions(card, predictions_repo)
 
 
@@ -444,6 +451,36 @@ def _reproduction_section(results: Sequence[Mapping[str, Any]]) -> dict[str, Any
             for group in summary["findings"]
         ],
     }
+
+
+def _list_eval_results(card: str, files: Mapping[str, Sequence[EvalResultEntry]]) -> str:
+    """The card with a section listing the `.eval_results/` entries, before "## Limitations"."""
+    lines = ["## Evaluation results (`.eval_results`)", ""]
+    if not files:
+        lines += [
+            "This repository has no `.eval_results/` entries: no model of these runs is this repository's own, and an",
+            "entry names no model, so the numbers above are published in the `model-index` only.",
+            "",
+        ]
+    else:
+        lines += [
+            "This repository's own headline numbers in the Hub's evaluation-results format (the `model-index` above is",
+            "kept for older tools and holds the same values). A task id names the benchmark, the metric and each",
+            "protocol choice that is not the benchmark's default.",
+            "",
+            "| File | Dataset | Task | Value | Notes |",
+            "|---|---|---|---:|---|",
+        ]
+        for path, entries in files.items():
+            for entry in entries:
+                cells = [f"`{path}`", f"`{entry.dataset_id}`", f"`{entry.task_id}`", format_cell(entry.value)]
+                lines.append(f"| {' | '.join([*cells, format_cell(entry.notes)])} |")
+        lines.append("")
+    marker = "\n## Limitations\n"
+    section = "\n".join(lines)
+    if marker in card:
+        return card.replace(marker, f"\n{section}{marker}", 1)
+    return f"{card.rstrip()}\n\n{section}"
 
 
 def _link_predictions(card: str, predictions_repo: str) -> str:

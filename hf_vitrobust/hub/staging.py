@@ -26,6 +26,7 @@ import yaml
 from ..models.timm_loading import read_timm_config
 from .card_results import run_name
 from .cards import metric_space_readme, render_model_card
+from .eval_results import eval_result_files, write_eval_results
 from .model_repo import ImageProcessorSpec, StagingError, checkpoint_kind, make_self_contained, plan_processor
 from .published_runs import name_own_models, staged_suite, suite_yaml
 from .verify import verify_model_stage
@@ -141,7 +142,8 @@ def stage_model(
     (its key and spec stay: they record what was evaluated), so the card and the Space leaderboard show the repo
     id (`published_runs`). README.md is rendered from both (`render_model_card`; its reproduce commands name the
     repo id and the staged suite; `predictions_repo`: the dataset repo of the runs' predictions, linked from the
-    card).
+    card and the source of the `.eval_results/<run>.yaml` entries: each run's headlines of the repository's own
+    model, `eval_results.eval_result_files`, listed in the card; none for a run without the own model).
 
     Everything is staged in a temporary folder first; with `verify` (the default) a staged checkpoint must load
     and run where hf_vitrobust cannot be imported and give the original's logits (`verify.verify_model_stage`).
@@ -211,6 +213,9 @@ def stage_model(
             for folder in RESULTS_FOLDERS:
                 if (run / folder).is_dir():
                     shutil.copytree(run / folder, target / folder, ignore=shutil.ignore_patterns(".*"))
+        entries = eval_result_files(
+            published, repo_id=repo_id, own_specs=own, predictions_repo=predictions_repo
+        )
         card = render_model_card(
             checkpoint=summary,
             results=published,
@@ -218,8 +223,10 @@ def stage_model(
             own_specs=own,
             predictions_repo=predictions_repo,
             suite_files=suite_files,
+            eval_result_files=entries,
         )
         (temp / "README.md").write_text(card, encoding="utf-8")
+        write_eval_results(temp, entries)
         if checkpoint is not None and verify:
             verify_model_stage(temp, checkpoint, Path(scratch) / "verify", kind=kind)
         # Everything is checked: now write.
