@@ -362,6 +362,7 @@ def test_every_flag_of_every_command_has_a_help_text():
         "check-data",
         "train",
         "push",
+        "jobs",
     }
     for name, command in [("vitrobust", parser), *commands.items()]:
         for action in command._actions:

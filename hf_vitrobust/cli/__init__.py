@@ -9,6 +9,7 @@
     vitrobust check-data BENCHMARK [SRC]   the first rows of a benchmark source        (check_data.py)
     vitrobust train [...]                  a checkpoint trained with Park & Kim's recipe (train.py)
     vitrobust push [...] REPO              a checkpoint, results, metric or Space to the Hub (push.py)
+    vitrobust jobs run [...] COMMAND ...   evaluate or reproduce as a Hugging Face Job   (jobs.py)
 
 Flags shared by several commands (the flags of a run, the interval settings) are declared once, in `common.py`,
 with their choices taken from the package's registries. A command parses and prints; the work is the library's.
@@ -23,11 +24,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from . import check_data, classify, corrupt, evaluate, push, report, reproduce, train
+from . import check_data, classify, corrupt, evaluate, jobs, push, report, reproduce, train
 from .common import CLIError
 
 #: The commands, in the order `vitrobust --help` lists them.
-COMMANDS = (classify, corrupt, evaluate, report, reproduce, check_data, train, push)
+COMMANDS = (classify, corrupt, evaluate, report, reproduce, check_data, train, push, jobs)
 
 __all__ = ["COMMANDS", "CLIError", "build_parser", "main"]
 
