@@ -4,12 +4,14 @@
 
 Stage first, then push: `stage_model(stage, checkpoint, results)` / `stage_metric(stage, name)` write exactly what
 `push(stage, repo_id)` uploads, so a dry run shows it file by file. (`hf_vitrobust.hub.space.stage_space` stages
-the Gradio demo Space; `stage_predictions` / `push_predictions` a run's per-sample predictions as a dataset repo.)
+the Gradio demo Space; `stage_predictions` / `push_predictions` a run's per-sample predictions as a dataset repo;
+`read_leaderboard` reads the numbers back from the Hub, from pushed results and from folders, ranked by protocol.)
 Where each goes and what it holds: docs/publishing.md.
 """
 
 from .card_results import eval_results
 from .cards import render_model_card
+from .leaderboard import Leaderboard, read_leaderboard
 from .model_repo import ImageProcessorSpec, StagingError
 from .predictions_dataset import push_predictions, split_name, stage_predictions
 from .push import PushError, PushResult, push, resolve_token
@@ -18,6 +20,7 @@ from .staging import bundle_metric_code, stage_metric, stage_model, staged_files
 
 __all__ = [
     "ImageProcessorSpec",
+    "Leaderboard",
     "PushError",
     "PushResult",
     "StagingError",
@@ -26,6 +29,7 @@ __all__ = [
     "eval_results",
     "push",
     "push_predictions",
+    "read_leaderboard",
     "render_model_card",
     "resolve_token",
     "split_name",
