@@ -80,6 +80,13 @@ def predictions_table(rows: int, start: int = 0, seed: int = 0) -> pa.Table:
     return pa.table(columns).cast(PREDICTION_SCHEMA)
 
 
+def with_logits(table: pa.Table) -> pa.Table:
+    """`table` as a clean benchmark's predictions: 1000 seeded random logits a row (4 kB)."""
+    logits = np.random.default_rng(0).standard_normal(table.num_rows * 1000).astype(np.float32)
+    column = pa.FixedSizeListArray.from_arrays(pa.array(logits), 1000).cast(pa.list_(pa.float32()))
+    return table.set_column(table.schema.get_field_index("logits"), "logits", column)
+
+
 def second_versions(first: pa.Table) -> dict[str, pa.Table]:
     """The file after each change a re-run makes (the name says which)."""
     rows, middle = first.num_rows, first.num_rows // 2
@@ -123,6 +130,25 @@ LAYOUTS: dict[str, Callable[[io.BytesIO, pa.Table], None]] = {
 }
 
 
+def chunk_write_seconds(repeats: int = 5) -> dict[str, dict[str, float]]:
+    """Median seconds to write one chunk file of the paper suite (`chunk_size` 1024), per layout: an ImageNet-C
+    chunk (1024 clean images x 95 rows) and a clean benchmark's chunk (1024 rows with logits)."""
+    chunks = {
+        "ImageNet-C chunk, 97,280 rows": predictions_table(1024 * 95),
+        "clean chunk with logits, 1,024 rows": with_logits(predictions_table(1024)),
+    }
+    seconds: dict[str, dict[str, float]] = {}
+    for chunk, table in chunks.items():
+        for layout, write in list(LAYOUTS.items())[:2]:
+            times = []
+            for _ in range(repeats):
+                began = time.perf_counter()
+                write(io.BytesIO(), table)
+                times.append(time.perf_counter() - began)
+            seconds.setdefault(chunk, {})[layout] = float(np.median(times))
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -152,8 +178,14 @@ def main() -> None:
             print(
                 f"  {change:32s} re-upload {new / 1e6:7.2f} MB of {total / 1e6:6.1f} MB ({new / total:6.1%})"
             )
+    chunk_seconds = chunk_write_seconds()
+    print("\nOne chunk file (median of 5 writes):")
+    for chunk, per_layout in chunk_seconds.items():
+        print(
+            f"  {chunk:36s} " + ", ".join(f"{layout} {s * 1000:.0f} ms" for layout, s in per_layout.items())
+        )
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        args.json.write_text(json.dumps({"files": figures, "chunk_write_s": chunk_seconds}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import datasets
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -44,14 +43,6 @@ def _bytes(write, table: pa.Table) -> bytes:
 
 def _plain(where, table: pa.Table) -> None:
     pq.write_table(table, where)
-
-
-def _with_logits(rows: int) -> pa.Table:
-    """A clean benchmark's predictions: ImageNet-C-like rows with 1000 logits each (4 kB a row)."""
-    table = bench.predictions_table(rows)
-    logits = np.random.default_rng(0).standard_normal(rows * 1000).astype(np.float32)
-    column = pa.FixedSizeListArray.from_arrays(pa.array(logits), 1000).cast(pa.list_(pa.float32()))
-    return table.set_column(table.schema.get_field_index("logits"), "logits", column)
 
 
 def test_same_rows_columns_and_schema_as_a_plain_write(tmp_path):
@@ -91,7 +82,9 @@ def test_the_options_follow_datasets_config(tmp_path, monkeypatch):
     chunker = {"min_chunk_size": 64 * 1024, "max_chunk_size": 128 * 1024, "norm_level": 1}
     monkeypatch.setattr(datasets.config, "DEFAULT_CDC_OPTIONS", chunker)
     monkeypatch.setattr(datasets.config, "MAX_ROW_GROUP_SIZE", "1MB")
-    table = _with_logits(1_000)  # about 4 MB uncompressed: 4 row groups of at most 1 MB
+    table = bench.with_logits(
+        bench.predictions_table(1_000)
+    )  # about 4 MB uncompressed: 4 row groups of at most 1 MB
     write_parquet(tmp_path / "ours.parquet", table)
     file = pq.ParquetFile(tmp_path / "ours.parquet")
     assert json.loads(file.metadata.metadata[CDC_METADATA_KEY.encode()]) == chunker
