@@ -20,8 +20,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="publish a checkpoint and/or evaluation results, a metric or the Space to the Hub",
         description=(
             "Stage exactly the folder to upload (checkpoint files, results.json, predictions, figures, report, and a "
-            "model card rendered from model_cards/ with model-index results) and upload it with HfApi.create_repo + "
-            "upload_folder. The token comes from HF_TOKEN or the stored login and is never printed."
+            "model card rendered from model_cards/ with model-index results, and .eval_results/<run>.yaml with the "
+            "headlines of the repository's own model) and upload it with HfApi.create_repo + upload_folder. The "
+            "token comes from HF_TOKEN or the stored login and is never printed."
         ),
     )
     push.add_argument(
