@@ -15,6 +15,10 @@ metric) would have to either put numbers of different protocols in one column, w
 multiply its columns by the protocols (ImageNet-A top-1 x class mask x preprocessing ...), most of them empty and
 each naming its protocol only in a long header. The long table keeps every number next to its protocol, sorts and
 filters in the Space's table and `DataFrame.pivot` turns one group into a wide table for whoever wants it.
+
+The Hub's own benchmark leaderboards (`HfApi.get_dataset_leaderboard`) are not read: their entries
+(`DatasetLeaderboardEntry`) carry no task id, so the numbers of different tasks of one dataset, ours named by
+metric and protocol, could not be kept apart, and their ranks are the Hub's, across protocols.
 """
 
 from __future__ import annotations
