@@ -1,6 +1,7 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""`vitrobust jobs run --flavor FLAVOR [--push REPO] [--predictions DATASET_REPO] [--dry-run] [...] -- evaluate|reproduce
-ARGS...`: the command run as a Hugging Face Job (`hf_vitrobust.hub.jobs`), which pushes its results when it ends.
+"""`vitrobust jobs run --flavor FLAVOR [--push REPO] [--predictions DATASET_REPO] [--dry-run] [...] -- COMMAND
+ARGS...`: `vitrobust evaluate|reproduce ARGS...` run as a Hugging Face Job (`hf_vitrobust.hub.jobs`), which pushes
+its results when it ends.
 
 The inner command is parsed by its own parser first, so a bad flag stops here, before a wheel is built or anything is
 uploaded. A dry run prints the exact job spec as JSON (the token masked) and submits nothing.
@@ -102,6 +103,19 @@ def _inner_inputs(command: str, inner: argparse.Namespace) -> list[str]:
     return [spec for spec in (inner.vit, inner.cnn, inner.stand_in) if spec] + values
 
 
+def _evaluated_models(command: str, inner: argparse.Namespace) -> list[str] | None:
+    """The model specs the inner command runs (evaluate: --model, else its suite's; reproduce: the specs given), or
+    None where they are only known once the run is planned. A bad suite name is refused here."""
+    from ..evaluation.suite import load_suite
+
+    if command == "reproduce":
+        return [spec for spec in (inner.vit, inner.cnn, inner.stand_in) if spec] or None
+    try:
+        return list(inner.model or load_suite(inner.suite).models) or None
+    except ValueError as err:
+        raise CLIError(str(err)) from err
+
+
 def run(args: argparse.Namespace) -> int:
     import tempfile
 
@@ -128,6 +142,14 @@ def run(args: argparse.Namespace) -> int:
             build_job_spec(
                 args.run_command, args.run_arguments, wheel=None, **options | {"package": "hf_vitrobust"}
             )
+            evaluated = _evaluated_models(args.run_command, inner)
+            if args.push and evaluated and args.push not in evaluated:
+                print(
+                    f"note: {args.push} is not a model this run evaluates ({', '.join(evaluated)}): the job pushes "
+                    "its results and card there, but no .eval_results/, which hold the repo's own model's results "
+                    "(docs/publishing.md)",
+                    file=sys.stderr,
+                )
             wheel = Path(args.wheel) if args.wheel else None
             if wheel is None and args.package is None:
                 print("building the hf_vitrobust wheel from this checkout", file=sys.stderr)

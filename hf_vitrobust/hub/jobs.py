@@ -3,17 +3,18 @@
 
 How hf_vitrobust gets into the job: it is not on PyPI, so by default the wheel built from this checkout
 (`space.build_wheel`) is uploaded to `wheels/<sha256 of the wheel, 16 hex>/` of the repository the job pushes to,
-that folder is mounted read-only in the job (a repo volume: it works for private repos too, with the job owner's
-rights, and the hash in its path pins exactly this build), and `uv run --with <the mounted wheel>` installs it and
-its dependencies from PyPI. Or `package=`: any requirement uv understands that names hf_vitrobust
-(`hf_vitrobust @ git+https://...`, a wheel URL), and nothing is uploaded.
+that folder is mounted read-only in the job (a repo volume, `huggingface_hub.Volume`; the hash in its path pins
+exactly this build), and `uv run --with <the mounted wheel>` installs it and its dependencies from PyPI. Or
+`package=`: any requirement uv understands that names hf_vitrobust (`hf_vitrobust @ git+https://...`, a wheel
+URL), and nothing is uploaded.
 
 The job is `uv run --with WHEEL sh -c SCRIPT` in huggingface_hub's uv image (the command `HfApi.run_uv_job` sends
 for a command that is not a local file). SCRIPT runs the vitrobust command and then, only if it succeeded, one
 `vitrobust push` of its run folder(s): the model repo (results, card, `.eval_results/`) and/or the predictions
-dataset. A failed run pushes nothing, so no partial numbers reach a card or a leaderboard, and the job ends with the
-run's exit status; a failed push ends it with the push's. The token travels as the job secret HF_TOKEN, resolved at
-submission (`push.resolve_token`): a `JobSpec` holds secret names only, and its printed form masks the value.
+dataset. A failed run pushes nothing, so no partial numbers reach a card or a leaderboard, and the job ends with
+the run's exit status; a failed push ends it with the push's. The token travels as the job secret HF_TOKEN,
+resolved at submission (`push.resolve_token`): a `JobSpec` holds secret names only, and its printed form masks
+the value.
 """
 
 from __future__ import annotations

@@ -193,3 +193,16 @@ def test_the_example_prints_the_same_spec_as_the_command(wheel, capsys, tmp_path
         == 0
     )
     assert json.loads(capsys.readouterr().out) == from_python
+
+
+def test_a_push_to_another_models_repo_is_told_it_gets_no_eval_results(wheel, capsys, no_wheel_build):
+    assert main([*RUN, "--wheel", str(wheel), "--dry-run", *INNER]) == 0
+    note = "note: me/vit-robustness is not a model this run evaluates (google/vit-base-patch16-224)"
+    assert note in capsys.readouterr().err
+    own = ["jobs", "run", "--flavor", "h200", "--push", "me/my-vit", "--wheel", str(wheel), "--dry-run"]
+    assert main([*own, "evaluate", "--model", "me/my-vit"]) == 0
+    assert "note:" not in capsys.readouterr().err
+    # Without --model, the suite's models are the run's: a bad suite name stops before the wheel is built.
+    with pytest.raises(SystemExit) as exit_info:
+        main([*RUN, "--dry-run", "evaluate", "--suite", "papr"])
+    assert exit_info.value.code == 2 and "papr" in capsys.readouterr().err
