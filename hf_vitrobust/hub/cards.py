@@ -458,8 +458,9 @@ def _list_eval_results(card: str, files: Mapping[str, Sequence[EvalResultEntry]]
     lines = ["## Evaluation results (`.eval_results`)", ""]
     if not files:
         lines += [
-            "This repository has no `.eval_results/` entries: no model of these runs is this repository's own, and an",
-            "entry names no model, so the numbers above are published in the `model-index` only.",
+            "This repository has no `.eval_results/` entries: an entry names no model, so only the headlines of this",
+            "repository's own model go there, and these runs give none (`vitrobust push` logs why). The numbers above",
+            "are published in the `model-index` only.",
             "",
         ]
     else:

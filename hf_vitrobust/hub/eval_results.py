@@ -233,13 +233,28 @@ def eval_result_files(
     predictions_repo: str | None = None,
 ) -> dict[str, list[EvalResultEntry]]:
     """`.eval_results/<run>.yaml` (path in the repo) -> its entries, one file per run that holds a headline of the
-    repository's own model; empty when none does (logged: `.eval_results` cannot name another model)."""
+    repository's own model; empty when none does. Logged: no own model in any run (`.eval_results` cannot name
+    another model), and a (dataset id, task id) pair that two runs both give (the Hub ranks by that pair)."""
+    own = [*own_specs, *([repo_id] if repo_id else [])]
     files = {}
+    first_run: dict[tuple[str, str], str] = {}
     for result in results:
         entries = run_entries(result, repo_id=repo_id, own_specs=own_specs, predictions_repo=predictions_repo)
+        run = run_name(result)
+        for entry in entries:
+            pair = (entry.dataset_id, entry.task_id)
+            if first_run.setdefault(pair, run) != run:
+                logger.warning(
+                    "Runs %s and %s both give %s on %s: both entries are published; the Hub ranks one model's "
+                    "results by (dataset, task), so push one run per protocol to keep one number.",
+                    first_run[pair],
+                    run,
+                    entry.task_id,
+                    entry.dataset_id,
+                )
         if entries:
-            files[f"{EVAL_RESULTS_FOLDER}/{run_name(result)}.yaml"] = entries
-    if results and not files:
+            files[f"{EVAL_RESULTS_FOLDER}/{run}.yaml"] = entries
+    if results and not any(own_model_keys(result, own) for result in results):
         logger.warning(
             "No .eval_results entries: no model of these runs is this repository's own (%s); an entry names no "
             "model, so results of other models are published in the card's model-index only.",

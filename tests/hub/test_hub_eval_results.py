@@ -258,14 +258,27 @@ def test_a_results_only_push_of_other_models_writes_none_and_says_so(work, tmp_p
         "No .eval_results entries: no model of these runs is this repository's own (me/results-only)"
         in caplog.text
     )
-    text = (stage / "README.md").read_text()
+    text = " ".join((stage / "README.md").read_text().splitlines())
     assert (
-        "This repository has no `.eval_results/` entries: no model of these runs is this repository's own"
+        "This repository has no `.eval_results/` entries: an entry names no model, so only the headlines"
         in text
     )
-    assert _own_model_index_names(stage) == [
-        str(work / "myvit")
-    ]  # the model-index keeps it, under its own name
+    # The model-index keeps the run's model, under its own name.
+    assert _own_model_index_names(stage) == [str(work / "myvit")]
+
+
+def test_two_runs_giving_one_task_are_both_written_and_logged(repo_run, tmp_path, caplog):
+    second = tmp_path / "r2"
+    shutil.copytree(repo_run, second)
+    stage = tmp_path / "stage"
+    with caplog.at_level(logging.WARNING, logger="hf_vitrobust.hub.eval_results"):
+        stage_model(stage, results=[repo_run, second], repo_id=REPO)
+    first, again = _read(stage / FILE), _read(stage / ".eval_results" / "r2.yaml")
+    assert [(e.dataset_id, e.task_id, e.value) for e in first] == [
+        (e.dataset_id, e.task_id, e.value) for e in again
+    ]
+    assert "Runs r1 and r2 both give imagenet-val.accuracy on hf_vitrobust/imagenet-val-local" in caplog.text
+    assert caplog.text.count("Runs r1 and r2 both give") == len(EXPECTED)
 
 
 def _own_model_index_names(stage: Path) -> list[str]:
