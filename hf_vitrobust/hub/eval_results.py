@@ -177,8 +177,9 @@ def run_entries(
     predictions_repo: str | None = None,
 ) -> list[EvalResultEntry]:
     """The entries of one results.json dict: one per headline (results.json `summary`) of each of the repository's
-    own models (its spec is `repo_id` or one of `own_specs`, the checkpoint's folder), in summary order. A headline
-    whose benchmark records no protocol, or that no model-index row holds, gives no entry (logged)."""
+    own models (its spec is `repo_id` or one of `own_specs`, the checkpoint's folder), benchmark by benchmark. The
+    headlines of a benchmark that records no protocol give no entry (logged), nor does a headline that no
+    model-index row holds (the card would not carry its number)."""
     own = [*own_specs, *([repo_id] if repo_id else [])]
     run = run_name(result)
     intervals = result.get("intervals") or {}
