@@ -62,6 +62,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="install hf_vitrobust from this requirement instead (e.g. 'hf_vitrobust @ git+https://...'); "
         "nothing is uploaded",
     )
+    run_parser.add_argument(
+        "--with",
+        dest="extra_dependencies",
+        action="append",
+        metavar="REQUIREMENT",
+        help="one more requirement for the job's environment, resolved with hf_vitrobust's (repeatable), e.g. "
+        "'torch==2.9.*' for a torch whose CUDA the flavor's driver runs",
+    )
     run_parser.add_argument("--private", action="store_true", help="create the pushed repos private")
     run_parser.add_argument(
         "--namespace", help="the user or org that runs (and pays for) the job (default: yours)"
@@ -137,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 private=args.private,
                 namespace=args.namespace,
                 inputs=_inner_inputs(args.run_command, inner),
+                extra_dependencies=args.extra_dependencies or (),
             )
             # Everything but the wheel is checked before the wheel is built (tens of seconds).
             build_job_spec(

@@ -147,10 +147,19 @@ def check_repo_id(repo_id: str, what: str) -> None:
         raise JobError(f"{what} {repo_id!r} is not a valid repo id: {err}") from None
 
 
+def _check_requirement(text: str, what: str):
+    """`text` as a PEP 508 requirement (`packaging.requirements.Requirement`), or JobError saying what is wrong."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(text)
+    except InvalidRequirement as err:
+        raise JobError(f"{what} {text!r} is not a requirement uv can install: {err}") from None
+
+
 def check_package(package: str) -> None:
     """Refuse a `package` requirement that does not install hf_vitrobust: a PEP 508 requirement named hf_vitrobust
     (`hf_vitrobust @ git+https://...`) or the URL of an hf_vitrobust wheel."""
-    from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
     if re.match(r"^https?://", package):
@@ -159,10 +168,7 @@ def check_package(package: str) -> None:
                 f"package URL must end with an hf_vitrobust-<version>-py3-none-any.whl, not {package!r}."
             )
         return
-    try:
-        requirement = Requirement(package)
-    except InvalidRequirement as err:
-        raise JobError(f"package {package!r} is not a requirement uv can install: {err}") from None
+    requirement = _check_requirement(package, "package")
     if canonicalize_name(requirement.name) != "hf-vitrobust":
         raise JobError(
             f"package must install hf_vitrobust (e.g. 'hf_vitrobust @ git+https://...'), not {package!r}."
@@ -211,12 +217,14 @@ def build_job_spec(
     private: bool = False,
     namespace: str | None = None,
     inputs: Sequence[str] = (),
+    extra_dependencies: Sequence[str] = (),
 ) -> JobSpec:
     """The job that runs `vitrobust COMMAND ARGUMENTS...` on `flavor` and pushes its run folder `output` (the
     command's --output) to `push_repo` (model repo: results, card, `.eval_results/`) and/or `predictions_repo`
     (dataset). hf_vitrobust comes from `wheel` (uploaded to the pushed repo, model repo first) or `package` (a
     requirement); exactly one. `inputs`: the command's model specs, suite and data sources, refused if they name
-    local files. Everything is checked here, before any upload or submission."""
+    local files. `extra_dependencies`: more requirements, resolved together with hf_vitrobust's (e.g. a torch build
+    whose CUDA the flavor's driver runs). Everything is checked here, before any upload or submission."""
     if command not in RUN_COMMANDS:
         raise JobError(f"a job runs one of {', '.join(RUN_COMMANDS)}, not {command!r}.")
     flavors = job_flavors()
@@ -250,6 +258,8 @@ def build_job_spec(
         raise JobError(
             f"the run folder {output!r} must be a writable folder of the job, outside {WHEEL_MOUNT}."
         )
+    for requirement in extra_dependencies:
+        _check_requirement(requirement, "an extra dependency")
     local = local_inputs(inputs)
     if local:
         raise JobError(
@@ -274,7 +284,7 @@ def build_job_spec(
     return JobSpec(
         script="\n".join(steps),
         steps=steps,
-        dependencies=(dependency,),
+        dependencies=(dependency, *extra_dependencies),
         image=default_image(),
         flavor=flavor,
         timeout=str(timeout),

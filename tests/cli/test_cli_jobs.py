@@ -53,7 +53,8 @@ def no_wheel_build(monkeypatch):
 
 def test_dry_run_prints_the_spec_with_the_token_masked(wheel, capsys, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", TOKEN)
-    assert main([*RUN, "--wheel", str(wheel), "--timeout", "3h", "--dry-run", "--", *INNER]) == 0
+    pins = ["--with", "torch==2.9.*", "--with", "numpy<3"]
+    assert main([*RUN, "--wheel", str(wheel), "--timeout", "3h", *pins, "--dry-run", "--", *INNER]) == 0
     out, err = capsys.readouterr()
     assert TOKEN not in out + err
     spec = json.loads(out)
@@ -66,6 +67,7 @@ def test_dry_run_prints_the_spec_with_the_token_masked(wheel, capsys, monkeypatc
     assert (
         spec["upload_first"]["file"] == str(wheel) and spec["upload_first"]["repo_id"] == "me/vit-robustness"
     )
+    assert arguments["dependencies"] == [f"/vitrobust-wheel/{wheel.name}", "torch==2.9.*", "numpy<3"]
     run, push = spec["steps"]
     assert shlex.split(run.split(" || ")[0]) == ["vitrobust", *INNER]
     assert shlex.split(push) == [

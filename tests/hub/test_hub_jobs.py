@@ -140,6 +140,10 @@ def test_a_package_requirement_uploads_nothing_and_mounts_nothing(wheel):
         ({"wheel": None, "package": "hf_vitrobust @@ nowhere"}, "is not a requirement uv can install"),
         ({"wheel": Path("no/such/hf_vitrobust-0.1.0-py3-none-any.whl")}, "must be an existing"),
         ({"output": "/vitrobust-wheel/run"}, "must be a writable folder of the job"),
+        (
+            {"extra_dependencies": ["torch=2.9"]},
+            "an extra dependency 'torch=2.9' is not a requirement uv can install",
+        ),
     ],
 )
 def test_bad_input_is_refused_before_any_work(wheel, overrides, message):
@@ -310,10 +314,21 @@ def test_the_real_run_uv_job_sends_the_command_the_spec_prints(wheel, hub, monke
 
     monkeypatch.setattr(HfApi, "run_job", run_job)
     monkeypatch.chdir(tmp_path)  # run_uv_job ships any local file named like the script: there is none here
-    spec = _spec(wheel, namespace="me-org")
+    spec = _spec(wheel, namespace="me-org", extra_dependencies=["torch==2.9.*", "timm>=1.0.20"])
     job = submit(spec)
     (kwargs,) = sent
     assert kwargs["command"] == spec.command == spec.to_dict()["command"]
+    wheel_in_job = "/vitrobust-wheel/hf_vitrobust-0.1.0-py3-none-any.whl"
+    assert kwargs["command"][:8] == [
+        "uv",
+        "run",
+        "--with",
+        wheel_in_job,
+        "--with",
+        "torch==2.9.*",
+        "--with",
+        "timm>=1.0.20",
+    ]
     assert (kwargs["image"], kwargs["flavor"], kwargs["timeout"]) == (spec.image, "a10g-small", "2h")
     assert kwargs["secrets"] == {"HF_TOKEN": TOKEN} and kwargs["env"] == {"PYTHONUNBUFFERED": "1"}
     assert kwargs["volumes"] == list(spec.volumes) and kwargs["namespace"] == "me-org"
