@@ -23,21 +23,21 @@ import hashlib
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .push import _mask, resolve_token
 from .space import _WHEEL_NAME
 
-#: The vitrobust commands a job can run, and how each lays out its run folders under its --output.
+#: The vitrobust commands a job can run.
 RUN_COMMANDS = ("evaluate", "reproduce")
 #: Where the wheel's repo folder is mounted in the job.
 WHEEL_MOUNT = "/vitrobust-wheel"
 WHEELS_FOLDER = "wheels"
 TOKEN_SECRET = "HF_TOKEN"
 MASK = "***"
-#: Long enough for a paper suite on one GPU; HF Jobs bill by the minute and stop a job at its timeout.
+#: The job's time limit unless given: HF Jobs bill by the minute and stop a job at its limit, which then pushes nothing.
 DEFAULT_TIMEOUT = "2h"
 _TIMEOUT = re.compile(r"^\d+(\.\d+)?[smhd]?$")
 
@@ -104,13 +104,7 @@ class JobSpec:
         arguments["volumes"] = [volume.to_dict() for volume in self.volumes] or None
         upload = None
         if self.wheel_upload is not None:
-            upload = {
-                "file": str(self.wheel_upload.file),
-                "repo_id": self.wheel_upload.repo_id,
-                "repo_type": self.wheel_upload.repo_type,
-                "path_in_repo": self.wheel_upload.path_in_repo,
-                "private": self.wheel_upload.private,
-            }
+            upload = asdict(self.wheel_upload) | {"file": str(self.wheel_upload.file)}
         return {
             "upload_first": upload,
             "submit": "HfApi.run_uv_job",
