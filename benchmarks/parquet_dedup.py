@@ -154,10 +154,16 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
-    os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="parquet-dedup-hf-"))  # hf_xet's logs
-    first = predictions_table(args.rows)
+    with tempfile.TemporaryDirectory(prefix="parquet-dedup-hf-") as home:
+        os.environ.setdefault("HF_HOME", home)  # hf_xet's logs
+        measure(args.rows, args.json)
+
+
+def measure(rows: int, json_path: Path | None) -> None:
+    """Run the measurements of the module docstring and print them (and write them to `json_path`)."""
+    first = predictions_table(rows)
     versions = second_versions(first)
-    print(f"{args.rows:,} ImageNet-C predictions rows; {len(versions)} second versions; Xet chunker: hf_xet")
+    print(f"{rows:,} ImageNet-C predictions rows; {len(versions)} second versions; Xet chunker: hf_xet")
     figures = {}
     for layout, write in LAYOUTS.items():
         buffer = io.BytesIO()
@@ -184,8 +190,8 @@ def main() -> None:
         print(
             f"  {chunk:36s} " + ", ".join(f"{layout} {s * 1000:.0f} ms" for layout, s in per_layout.items())
         )
-    if args.json:
-        args.json.write_text(json.dumps({"files": figures, "chunk_write_s": chunk_seconds}, indent=2) + "\n")
+    if json_path:
+        json_path.write_text(json.dumps({"files": figures, "chunk_write_s": chunk_seconds}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -77,6 +77,35 @@ def test_every_column_chunk_has_a_page_index_and_the_file_records_datasets_chunk
     assert CDC_METADATA_KEY.encode() not in plain.metadata.metadata
 
 
+def _column_chunks(data: bytes) -> list[bytes]:
+    """The bytes of every column chunk (dictionary page and data pages), row group by row group."""
+    metadata = pq.ParquetFile(io.BytesIO(data)).metadata
+    chunks = []
+    for group in range(metadata.num_row_groups):
+        for column in range(metadata.num_columns):
+            chunk = metadata.row_group(group).column(column)
+            start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+            chunks.append(data[start : start + chunk.total_compressed_size])
+    return chunks
+
+
+@pytest.mark.parametrize("kind", ["imagenet-c rows", "rows with logits"])
+def test_the_pages_are_byte_for_byte_those_datasets_writes(kind, monkeypatch):
+    """`datasets.Dataset(table).to_parquet` writes the same row groups and the same bytes in every column chunk
+    (it adds only its "huggingface" features metadata to the footer)."""
+    monkeypatch.setattr(datasets.config, "MAX_ROW_GROUP_SIZE", "1MB")  # several row groups from a small table
+    table = bench.predictions_table(20_000)
+    if kind == "rows with logits":
+        table = bench.with_logits(bench.predictions_table(600))
+    theirs = io.BytesIO()
+    datasets.Dataset(table).to_parquet(theirs)
+    ours, theirs = _bytes(write_parquet, table), theirs.getvalue()
+    groups = pq.ParquetFile(io.BytesIO(ours)).metadata.num_row_groups
+    assert groups == pq.ParquetFile(io.BytesIO(theirs)).metadata.num_row_groups > 1
+    assert _column_chunks(ours) == _column_chunks(theirs)
+    assert _column_chunks(ours) != _column_chunks(_bytes(_plain, table))  # a plain write differs
+
+
 def test_the_options_follow_datasets_config(tmp_path, monkeypatch):
     """A change of `datasets`' chunker parameters or row-group size reaches our files."""
     chunker = {"min_chunk_size": 64 * 1024, "max_chunk_size": 128 * 1024, "norm_level": 1}
