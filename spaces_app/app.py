@@ -4,35 +4,65 @@
 A Gradio app (Hugging Face Space). Pick a model (the builtin EfficientNet-Lite0, which works offline, or any Hub
 image-classification id), upload a photo or pick an example, and apply an ImageNet-C corruption (Hendrycks &
 Dietterich 2019), a Cutout occlusion (Paul & Chen 2022) or a Fourier-basis perturbation (Yin et al. 2019). The app
-shows the clean and perturbed images the model sees, both top-5 predictions, and an attention-rollout (models with
-self-attention) or Grad-CAM (CNNs) overlay. A results panel turns the results.json files shipped in `results/`,
-and those pushed to the model repos named in VITROBUST_RESULTS_REPOS, into a small robustness leaderboard.
+shows the clean and perturbed images the model sees on a slider, both top-5 predictions, and an attention-rollout
+(models with self-attention) or Grad-CAM (CNNs) overlay. A second tab takes an occlusion painted over the photo
+(gr.ImageEditor) and shows the model's answer on the masked image. A results panel turns the results.json files
+shipped in `results/`, and those pushed to the model repos named in VITROBUST_RESULTS_REPOS, into a small
+robustness leaderboard.
 
-`build_demo()` builds the UI; `python app.py` launches it (what a Space runs).
+`build_demo()` builds the UI; `python app.py` launches it (what a Space runs) with its MCP server
+(`launch(mcp_server=True)`, at /gradio_api/mcp/): agents see the documented events (analyze,
+predict_painted_occlusion, the leaderboard's table) as tools; UI-only events are private. Tests launch
+`build_demo()` the same way. The model events take `@gpu` (ZeroGPU's `spaces.GPU` where the `spaces` package is
+installed, a no-op elsewhere).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import sys
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
-import numpy as np
 import pandas as pd
 import torch
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image
 
-from hf_vitrobust.corruptions import CORRUPTIONS, corrupt, cutout, fourier_noise
+from hf_vitrobust.corruptions import CORRUPTIONS
 from hf_vitrobust.models import Classifier, load_classifier
 
 APP_DIR = Path(__file__).resolve().parent
+# The sibling modules app_*.py import from this folder, also when this file is loaded by its path (tests).
+if str(APP_DIR) not in sys.path:
+    sys.path.insert(0, str(APP_DIR))
+
+from app_analysis import (  # noqa: E402
+    DEFAULT_FOURIER_EPS,
+    MAX_FREQUENCY,
+    PERTURBATIONS,
+    TOP_K,
+    explain,
+    overlay,
+    perturb,
+    to_pil,
+    top_k,
+)
+from app_gpu import gpu  # noqa: E402
+from app_inputs import (  # noqa: E402
+    MAX_FILE_MB,
+    MAX_MEGAPIXELS,
+    UserError,
+    check_megapixels,
+    first_line,
+    load_upload,
+)
+from app_painting import mask_for_model, occlude, painted_mask  # noqa: E402
+
 DEFAULT_MODEL = "builtin:efficientnet_lite0"
 EXAMPLES_DIR = APP_DIR / "examples"
 RESULTS_DIR = APP_DIR / "results"
@@ -42,80 +72,10 @@ RESULTS_REPOS_ENV = "VITROBUST_RESULTS_REPOS"
 MODELS_ENV = "VITROBUST_MODELS"
 LOCAL_MODELS_ENV = "VITROBUST_LOCAL_MODELS"
 TIMM_LOCAL_DIR = "timm/local-dir:"
-LEADERBOARD_COLUMNS = ("model", "run", "source", "suite", "commit")
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
-MAX_FILE_MB = 20
-MAX_MEGAPIXELS = 50
-TOP_K = 5
 MAX_CACHED_MODELS = 3
-# Yin et al. (2019)'s L2 norm of a Fourier-basis perturbation of a 224x224 ImageNet image.
-DEFAULT_FOURIER_EPS = 15.7
-# Frequencies |i|, |j| <= 111 are distinct at 224x224; larger inputs reach further, smaller ones are checked.
-MAX_FREQUENCY = 111
-
-PERTURBATIONS = (
-    ("ImageNet-C corruption", "corruption"),
-    ("Cutout occlusion", "cutout"),
-    ("Fourier-basis noise", "fourier"),
-)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class UserError(ValueError):
-    """A problem with what the user gave (file, model id, settings): shown in the UI, never a crash."""
-
-
-# ---------------------------------------------------------------------- input validation
-def load_upload(path: str | os.PathLike | None) -> Image.Image:
-    """The uploaded file as an RGB PIL image, after checking its size, its format and its pixel count.
-
-    Raises UserError with a message for the UI: no file, a file over MAX_FILE_MB, a file PIL cannot read as an
-    image, or an image over MAX_MEGAPIXELS (checked from the header, before any pixel is decoded).
-    """
-    if path is None or str(path) == "":
-        raise UserError("Upload an image or pick an example first.")
-    path = Path(path)
-    if not path.is_file():
-        raise UserError("The uploaded file could not be found on the server; please upload it again.")
-    size_mb = path.stat().st_size / 1e6
-    if size_mb > MAX_FILE_MB:
-        raise UserError(f"That file is {size_mb:.1f} MB; this demo takes images up to {MAX_FILE_MB} MB.")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            image = Image.open(path)
-    except Image.DecompressionBombError:
-        raise UserError(
-            f"That image has far more than {MAX_MEGAPIXELS} megapixels, the limit of this demo."
-        ) from None
-    except (UnidentifiedImageError, OSError, ValueError):
-        raise UserError(
-            f"{_display_name(path)} is not an image this demo can read. Upload a photo (JPEG, PNG, WebP, GIF, BMP "
-            "or TIFF)."
-        ) from None
-    with image:  # closes the file, whatever happens
-        megapixels = image.width * image.height / 1e6
-        if megapixels > MAX_MEGAPIXELS:
-            raise UserError(
-                f"That image is {image.width}x{image.height} ({megapixels:.0f} megapixels); this demo takes images "
-                f"up to {MAX_MEGAPIXELS} megapixels."
-            )
-        try:
-            return ImageOps.exif_transpose(image).convert("RGB")  # phones store the rotation in EXIF
-        except (OSError, ValueError, SyntaxError):
-            raise UserError(
-                f"{_display_name(path)} looks like an image but could not be decoded (truncated or damaged?)."
-            ) from None
-
-
-def _first_line(err: BaseException, limit: int = 300) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0][:limit] if text else type(err).__name__
-
-
-def _display_name(path: Path) -> str:
-    return f"'{path.name}'" if len(path.name) <= 60 else "That file"
 
 
 # ---------------------------------------------------------------------- models
@@ -210,178 +170,42 @@ def _load_model(spec: str) -> Classifier:
                 f"Use {DEFAULT_MODEL}, which works offline."
             )
         else:
-            reason = _first_line(err)
+            reason = first_line(err)
         raise UserError(f"Could not load model {spec!r}: {reason}") from err
 
 
-# ---------------------------------------------------------------------- perturbations and explanations
-def perturb(
-    pixels: torch.Tensor,
-    kind: str,
-    *,
-    corruption: str,
-    severity: int,
-    ratio: float,
-    frequency: tuple[int, int],
-    eps: float,
-    seed: int,
-) -> tuple[torch.Tensor, str]:
-    """The perturbed pixels (1, 3, H, W) in [0, 1] and a short description of the perturbation."""
-    if kind == "corruption":
-        if corruption not in CORRUPTIONS:
-            raise UserError(f"Unknown corruption {corruption!r}; choose one of {', '.join(CORRUPTIONS)}.")
-        description = f"{corruption}, severity {int(severity)}"
-        return corrupt(pixels, corruption, int(severity), seed=seed), description
-    if kind == "cutout":
-        return cutout(pixels, float(ratio), seed=seed), f"Cutout of {float(ratio):.0%} of the image"
-    if kind == "fourier":
-        limit = (min(pixels.shape[-2:]) - 1) // 2
-        if max(abs(frequency[0]), abs(frequency[1])) > limit:
-            raise UserError(
-                f"Frequencies of a {pixels.shape[-2]}x{pixels.shape[-1]} input go up to {limit} in each direction."
-            )
-        return fourier_noise(pixels, frequency, float(eps), seed=seed), (
-            f"Fourier basis at frequency ({frequency[0]}, {frequency[1]}), L2 norm {float(eps):g}"
-        )
-    raise UserError(f"Unknown perturbation {kind!r}; choose one of {[value for _, value in PERTURBATIONS]}.")
-
-
-def explain(classifier: Classifier, pixels: torch.Tensor) -> tuple[torch.Tensor, str]:
-    """Maps (N, H, W) in [0, 1]: attention rollout (Abnar & Zuidema 2020) for models with self-attention (AlterNet:
-    its MSA maps), else Grad-CAM (Selvaraju et al. 2017) of each image's predicted class."""
-    from hf_vitrobust.probes import attention_maps, gradcam
-
-    if classifier.has_attention:
-        result = attention_maps(classifier, pixels)
-        name = "attention rollout" if result.method == "rollout" else f"attention ({result.method})"
-        return result.maps, name
-    result = gradcam(classifier, pixels)
-    return result.cams, f"Grad-CAM (layer {result.layer})"
-
-
-def overlay(pixels: torch.Tensor, heat: torch.Tensor, alpha: float = 0.5) -> Image.Image:
-    """An image (3, H, W) in [0, 1] blended with a heat map (H, W) in [0, 1] drawn in the jet colour map."""
-    from matplotlib import colormaps
-
-    image = pixels.detach().float().cpu().permute(1, 2, 0).clamp(0, 1).numpy()
-    colours = colormaps["jet"](heat.detach().float().cpu().clamp(0, 1).numpy())[..., :3]
-    blended = (1 - alpha) * image + alpha * colours
-    return Image.fromarray((blended * 255).round().astype(np.uint8))
-
-
-def to_pil(pixels: torch.Tensor) -> Image.Image:
-    array = (pixels.detach().float().cpu().clamp(0, 1) * 255).round().to(torch.uint8)
-    return Image.fromarray(array.permute(1, 2, 0).numpy())
-
-
-def top_k(classifier: Classifier, pixels: torch.Tensor, k: int = TOP_K) -> list[dict[str, float]]:
-    """Per image, {class name: probability} of the k most likely classes (names made unique for gr.Label)."""
-    top = classifier.predict_topk(pixels, k=min(k, classifier.num_classes))
-    tables = []
-    for names, indices, probabilities in zip(
-        top.labels, top.indices.tolist(), top.probabilities.tolist(), strict=True
-    ):
-        table: dict[str, float] = {}
-        for name, index, probability in zip(names, indices, probabilities, strict=True):
-            table[name if name not in table else f"{name} ({index})"] = float(probability)
-        tables.append(table)
-    return tables
-
-
 # ---------------------------------------------------------------------- leaderboard
-# Leaderboard columns in this order when present; other headline numbers follow alphabetically.
-_COLUMN_ORDER = (
-    re.compile(r"(val|clean).*top-1"),
-    re.compile(r"imagenet-c\b.*mCE"),
-    re.compile(r"imagenet-c\b.*top-1"),
-    re.compile(r"imagenet-a\b"),
-    re.compile(r"imagenet-r\b"),
-    re.compile(r"imagenet-o\b"),
+from hf_vitrobust.hub.leaderboard import (  # noqa: E402
+    LEADERBOARD_COLUMNS,
+    Leaderboard,
+    read_leaderboard,
+    sources_from_text,
 )
 
 
-def _column_rank(column: str) -> tuple[int, str]:
-    for rank, pattern in enumerate(_COLUMN_ORDER):
-        if pattern.search(column):
-            return rank, column
-    return len(_COLUMN_ORDER), column
-
-
-def _pushed_repo(repo: str) -> Path | None:
-    """A pushed model repo as a folder: a local folder (a staged or downloaded repo) as is, a Hub id downloaded
-    (its `results/*/results.json` only); None where it cannot be read (offline, unknown, private)."""
-    path = Path(repo).expanduser()
-    if path.is_dir():
-        return path
-    if not _HUB_ID.match(repo):
-        return None
-    from huggingface_hub import snapshot_download
-
-    try:
-        return Path(snapshot_download(repo, allow_patterns=["results/*/results.json"]))
-    except (OSError, ValueError):  # the Hub's errors (HTTP, offline, not found) are OSErrors
-        return None
-
-
-def _repos_from_env() -> list[str]:
-    return [item for item in re.split(r"[\s,]+", os.environ.get(RESULTS_REPOS_ENV, "")) if item]
-
-
-def _result_files(results_dir: str | os.PathLike | None, repos: Sequence[str]) -> list[tuple[Path, str, str]]:
-    """(results.json, run, source) of the Space's own results and of each pushed model repo."""
-    found = []
-    root = Path(results_dir) if results_dir is not None else None
-    if root is not None and root.is_dir():
-        for path in sorted(root.glob("**/results.json")):
-            found.append((path, path.parent.name if path.parent != root else "results", "space"))
-    for repo in repos:
-        folder = _pushed_repo(repo)
-        if folder is not None:
-            found += [
-                (path, path.parent.name, repo) for path in sorted(folder.glob("results/*/results.json"))
-            ]
-    return found
+def read_board(
+    results_dir: str | os.PathLike | None = RESULTS_DIR, repos: Sequence[str] | None = None
+) -> Leaderboard:
+    """The numbers of the results shipped under `results_dir` and of each of `repos` (Hub model ids, read through
+    the Hub API's `.eval_results` and their pushed `results/<run>/results.json`, or local folders; default: the
+    VITROBUST_RESULTS_REPOS variable), with the sources that could not be read and why."""
+    sources = sources_from_text(os.environ.get(RESULTS_REPOS_ENV)) if repos is None else repos
+    return read_leaderboard(sources, results_dir=results_dir)
 
 
 def leaderboard(
     results_dir: str | os.PathLike | None = RESULTS_DIR, repos: Sequence[str] | None = None
 ) -> pd.DataFrame:
-    """One row per model of every results.json: those shipped with the Space under `results_dir`, and the pushed
-    results (`results/<run>/results.json`, as `vitrobust push` stages a model repo) of each of `repos` (model
-    repo ids or local folders; default: the ids in the VITROBUST_RESULTS_REPOS variable, comma-separated).
+    """The leaderboard table (`hf_vitrobust.hub.leaderboard.Leaderboard.table`): one row per number, with its
+    protocol, ranked only among numbers of the same dataset, task and protocol (`read_board`'s sources)."""
+    return read_board(results_dir, repos).table()
 
-    Columns (LEADERBOARD_COLUMNS, then the headlines): model (its name in results.json), run (the run's folder),
-    source ("space", or the repo the results were pushed to), suite, commit (the git commit the run was computed
-    with, "unknown" where not recorded), then the run's headline numbers (clean top-1, ImageNet-C mCE,
-    ImageNet-A/R top-1, ImageNet-O AUPR, ...: the `summary` the evaluation runner writes). Files that are not
-    hf_vitrobust results (or of a newer schema), and repos that cannot be read, are skipped.
-    """
-    from hf_vitrobust.analysis.results import check_schema
 
-    rows: list[dict[str, Any]] = []
-    for path, run, source in _result_files(results_dir, _repos_from_env() if repos is None else repos):
-        try:
-            results = json.loads(path.read_text(encoding="utf-8"))
-            check_schema(results, str(path))
-        except (OSError, ValueError, AttributeError):
-            continue
-        summary = results.get("summary") or {}
-        suite = results.get("suite") or {}
-        commit = (results.get("provenance") or {}).get("git_commit")
-        for model in results.get("models", []):
-            row: dict[str, Any] = {
-                "model": model.get("name") or model.get("spec") or model.get("key"),
-                "run": run,
-                "source": source,
-                "suite": suite.get("name") if isinstance(suite, Mapping) else None,
-                "commit": commit[:12] if isinstance(commit, str) and commit else "unknown",
-            }
-            for metric, value in (summary.get(model.get("key")) or {}).items():
-                row[metric] = float(f"{value:.4g}") if isinstance(value, int | float) else None
-            rows.append(row)
-    columns = list(LEADERBOARD_COLUMNS)
-    metrics = sorted({column for row in rows for column in row} - set(columns), key=_column_rank)
-    return pd.DataFrame(rows, columns=columns + metrics)
+def skipped_note(board: Leaderboard) -> str:
+    """The sources the leaderboard could not read, and why (empty when all were read)."""
+    if not board.skipped:
+        return ""
+    return f"**Not read ({len(board.skipped)}):**\n" + board.skipped_text()
 
 
 # ---------------------------------------------------------------------- the app
@@ -415,6 +239,7 @@ def build_demo(
     if examples is None:
         examples = sorted(str(p) for p in EXAMPLES_DIR.glob("*.jpg"))
 
+    @gpu
     def analyze(
         model_spec: str | None,
         upload: str | None,
@@ -427,6 +252,23 @@ def build_demo(
         eps: float,
         seed: float,
     ) -> tuple[Any, ...]:
+        """Perturb a photo and compare an image classifier's top-5 ImageNet predictions on the clean and the perturbed image, with where the model looks (Grad-CAM for CNNs, attention rollout for models with self-attention).
+
+        Args:
+            model_spec: the model: "builtin:efficientnet_lite0" (ImageNet-1k, works offline) or a Hub image-classification model id "org/name" (also "timm/<name>", "timm/hf-hub:org/name").
+            upload: the photo (JPEG, PNG, WebP, GIF, BMP or TIFF; at most 20 MB and 50 megapixels).
+            kind: the perturbation: "corruption" (ImageNet-C), "cutout" (a black square hole) or "fourier" (Fourier-basis noise).
+            corruption: with kind "corruption", one of the 19 ImageNet-C names, e.g. "gaussian_noise", "motion_blur", "fog", "brightness", "jpeg_compression"; ignored otherwise.
+            severity: with kind "corruption", the severity, an integer 1 (mild) to 5 (strong).
+            ratio: with kind "cutout", the fraction of the image area the hole covers, 0.0 to 0.9.
+            freq_i: with kind "fourier", the row frequency, an integer from -111 to 111 (at most (side - 1) // 2 of the model's input).
+            freq_j: with kind "fourier", the column frequency, an integer from -111 to 111.
+            eps: with kind "fourier", the L2 norm of the noise on [0, 1] pixels (15.7 is Yin et al.'s ImageNet value).
+            seed: an integer that fixes the random parts (noise, hole position, Fourier signs); the same seed gives the same image.
+
+        Returns:
+            the clean and perturbed images as the model sees them (a pair, for an image slider), the top-5 {class: probability} of the clean image, the top-5 of the perturbed image, the clean and perturbed heat-map overlays, and a one-line summary (or "Cannot analyse this: <reason>").
+        """
         try:
             image = load_upload(upload)
             spec = check_model_spec(model_spec, choices, allow_local=allow_local)
@@ -449,28 +291,66 @@ def build_demo(
                 ValueError,
                 RuntimeError,
             ) as err:  # settings out of range, a model that fails on the image
-                raise UserError(_first_line(err)) from err
+                raise UserError(first_line(err)) from err
         except UserError as err:
             gr.Warning(str(err))
-            return None, None, None, None, None, None, f"**Cannot analyse this:** {err}"
+            return None, None, None, None, None, f"**Cannot analyse this:** {err}"
         try:
             heat, method = explain(classifier, both)
             overlays = overlay(pixels[0], heat[0]), overlay(perturbed[0], heat[1])
         except (ValueError, RuntimeError, ImportError) as err:  # the predictions stand without the overlay
-            overlays, method = (None, None), f"unavailable for this model ({_first_line(err)})"
+            overlays, method = (None, None), f"unavailable for this model ({first_line(err)})"
         clean_best, perturbed_best = next(iter(clean_top)), next(iter(perturbed_top))
         status = (
             f"**{classifier.name}** · {what} · top-1 clean: *{clean_best}* ({clean_top[clean_best]:.1%}), "
             f"perturbed: *{perturbed_best}* ({perturbed_top[perturbed_best]:.1%}) · overlay: {method}"
         )
-        return (
-            to_pil(pixels[0]),
-            to_pil(perturbed[0]),
-            clean_top,
-            perturbed_top,
-            *overlays,
-            status,
+        return (to_pil(pixels[0]), to_pil(perturbed[0])), clean_top, perturbed_top, *overlays, status
+
+    @gpu
+    def predict_painted_occlusion(
+        model_spec: str | None, editor: dict[str, Image.Image | list[Image.Image] | None] | None
+    ) -> tuple[Any, ...]:
+        """Occlude the parts of a photo that were painted over, as Cutout does (painted pixels turn black), and compare an image classifier's top-5 ImageNet predictions on the clean and the occluded photo.
+
+        Args:
+            model_spec: the model: "builtin:efficientnet_lite0" (ImageNet-1k, works offline) or a Hub image-classification model id "org/name" (also "timm/<name>", "timm/hf-hub:org/name").
+            editor: the painted photo, a dict {"background": the photo, "layers": [RGBA images of the photo's size whose non-transparent pixels are the paint], "composite": the photo with the paint on it (not read)}; images at most 20 MB and 50 megapixels.
+
+        Returns:
+            the occluded image as the model sees it (black where painted), the fraction of the model's input that is occluded (0 to 1), the top-5 {class: probability} of the clean photo, the top-5 of the occluded photo, and a one-line summary (or "Cannot analyse this: <reason>").
+        """
+        try:
+            editor = editor or {}
+            image, layers = editor.get("background"), editor.get("layers") or []
+            if image is None:
+                raise UserError("Upload a photo first, then paint over what the model should not see.")
+            for picture in (image, *layers):
+                check_megapixels(picture)
+            spec = check_model_spec(model_spec, choices, allow_local=allow_local)
+            classifier = cache.get(spec)
+            pixels = classifier.preprocess(image)
+            try:
+                mask = mask_for_model(classifier.preprocessing, painted_mask(layers, image.size))
+                if not mask.any():
+                    raise UserError("Paint over part of the photo with the brush first.")
+                masked = occlude(pixels, mask)
+                clean_top, masked_top = top_k(classifier, torch.cat([pixels, masked]))
+            except (
+                ValueError,
+                RuntimeError,
+            ) as err:  # a layer of another size, a model that fails on the image
+                raise UserError(first_line(err)) from err
+        except UserError as err:
+            gr.Warning(str(err))
+            return None, None, None, None, f"**Cannot analyse this:** {err}"
+        fraction = round(float(mask.float().mean()), 4)
+        clean_best, masked_best = next(iter(clean_top)), next(iter(masked_top))
+        status = (
+            f"**{classifier.name}** · painted occlusion of {fraction:.1%} of the input · top-1 clean: "
+            f"*{clean_best}* ({clean_top[clean_best]:.1%}), occluded: *{masked_best}* ({masked_top[masked_best]:.1%})"
         )
+        return to_pil(masked[0]), fraction, clean_top, masked_top, status
 
     def show_controls(kind: str) -> tuple[Any, Any, Any]:
         return (
@@ -538,16 +418,12 @@ def build_demo(
                 run = gr.Button("Apply and predict", variant="primary", elem_id="apply")
             with gr.Column(scale=2):
                 status = gr.Markdown(elem_id="status")
-                with gr.Row():
-                    clean_image = gr.Image(
-                        label="Clean (as the model sees it)",
-                        type="pil",
-                        format="png",
-                        elem_id="clean-image",
-                    )
-                    perturbed_image = gr.Image(
-                        label="Perturbed", type="pil", format="png", elem_id="perturbed-image"
-                    )
+                slider = gr.ImageSlider(
+                    label="Clean | perturbed, as the model sees them (drag the handle)",
+                    type="pil",
+                    format="png",
+                    elem_id="slider",
+                )
                 with gr.Row():
                     clean_label = gr.Label(num_top_classes=TOP_K, label="Top-5, clean", elem_id="clean-label")
                     perturbed_label = gr.Label(
@@ -563,19 +439,65 @@ def build_demo(
                         format="png",
                         elem_id="overlay-perturbed",
                     )
+        with gr.Tab("Paint an occlusion"), gr.Row():
+            with gr.Column(scale=1):
+                paint_model = gr.Dropdown(
+                    choices=choices,
+                    value=choices[0],
+                    allow_custom_value=True,
+                    label="Model",
+                    elem_id="paint-model",
+                )
+                editor = gr.ImageEditor(
+                    label="Upload a photo, then paint over what the model should not see",
+                    type="pil",
+                    format="png",  # lossless layers: every painted pixel stays painted
+                    sources=("upload", "clipboard"),
+                    layers=False,
+                    transforms=(),
+                    brush=gr.Brush(default_size=40, colors=["#ff00ff"], color_mode="fixed"),
+                    elem_id="editor",
+                )
+                if examples:
+                    gr.Examples(
+                        examples=[[str(path)] for path in examples],
+                        inputs=[editor],
+                        label="Examples",
+                        api_name="load_paint_example",
+                    )
+                paint_run = gr.Button("Occlude and predict", variant="primary", elem_id="paint-apply")
+            with gr.Column(scale=1):
+                paint_status = gr.Markdown(elem_id="paint-status")
+                masked_image = gr.Image(
+                    label="Occluded, as the model sees it", type="pil", format="png", elem_id="masked-image"
+                )
+                masked_fraction = gr.Number(label="Occluded fraction of the input", elem_id="masked-fraction")
+                with gr.Row():
+                    paint_clean_label = gr.Label(
+                        num_top_classes=TOP_K, label="Top-5, clean", elem_id="paint-clean-label"
+                    )
+                    paint_masked_label = gr.Label(
+                        num_top_classes=TOP_K, label="Top-5, occluded", elem_id="paint-masked-label"
+                    )
         with gr.Tab("Leaderboard"):
             gr.Markdown(
-                "Robustness of evaluated models, from the results.json files of `vitrobust evaluate` runs "
-                "shipped with this Space (`results/<run>/results.json`) and pushed to the model repos named in "
-                "the Space variable `VITROBUST_RESULTS_REPOS`. Columns: model, run, source (where the results "
-                "were pushed), suite, commit (of hf_vitrobust), then the headline numbers."
+                "Robustness of evaluated models: the `.eval_results` entries of the model repos named in the Space "
+                "variable `VITROBUST_RESULTS_REPOS` (read through the Hub API), the results.json files pushed "
+                "there (`results/<run>/results.json`) and those shipped with this Space. One row per number, "
+                "with the **protocol** it was computed under (docs/protocols.md's names; *not stated* for "
+                "entries of other tools). **rank** compares a number only with numbers of the same dataset, task "
+                "and protocol (1 is the best; for errors such as the mCE, the smallest); a number whose metric's "
+                "direction is unknown has no rank."
             )
+            board = read_board(results_dir, results_repos)
             table = gr.Dataframe(
-                value=leaderboard(results_dir, results_repos),
+                value=board.table(),
+                headers=list(LEADERBOARD_COLUMNS),
                 label="Leaderboard",
                 interactive=False,
                 elem_id="leaderboard",
             )
+            gr.Markdown(skipped_note(board), elem_id="leaderboard-skipped")
             refresh_button = gr.Button("Refresh", elem_id="refresh")
 
         kind.change(
@@ -583,13 +505,13 @@ def build_demo(
             inputs=[kind],
             outputs=[corruption_controls, cutout_controls, fourier_controls],
             api_name="show_controls",
+            api_visibility="private",  # UI only: no tool for agents
         )
         run.click(
             analyze,
             inputs=[model, upload, kind, corruption, severity, ratio, freq_i, freq_j, eps, seed],
             outputs=[
-                clean_image,
-                perturbed_image,
+                slider,
                 clean_label,
                 perturbed_label,
                 clean_overlay,
@@ -598,9 +520,15 @@ def build_demo(
             ],
             api_name="analyze",
         )
+        paint_run.click(
+            predict_painted_occlusion,
+            inputs=[paint_model, editor],
+            outputs=[masked_image, masked_fraction, paint_clean_label, paint_masked_label, paint_status],
+            api_name="predict_painted_occlusion",
+        )
         refresh_button.click(refresh, outputs=[table], api_name="leaderboard")
     return demo
 
 
 if __name__ == "__main__":
-    build_demo().launch(max_file_size="100mb")
+    build_demo().launch(max_file_size="100mb", mcp_server=True)

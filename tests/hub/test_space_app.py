@@ -1,10 +1,15 @@
-"""The Space app (spaces_app/app.py) through its HTTP API with gradio_client: predictions of the builtin model on a
-real photo, clean and perturbed; friendly messages for bad uploads and unreachable models; the leaderboard."""
+"""The Space app (spaces_app/app.py) through its HTTP API with gradio_client and its MCP server with the `mcp` client:
+predictions of the builtin model on a real photo, clean, perturbed and under a painted occlusion; friendly messages
+for bad uploads and unreachable models; the leaderboard; ZeroGPU's decorator where `spaces` is installed."""
 
+import asyncio
+import functools
 import importlib.util
+import inspect
 import json
 import socket
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +37,30 @@ def load_app():
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_sibling(name: str):
+    """A fresh copy of a sibling module of app.py (spaces_app/<name>.py), executed now."""
+    spec = importlib.util.spec_from_file_location(f"vitrobust_space_{name}", APP_DIR / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def mcp_tools(url: str):
+    """The tools the app's MCP server lists (streamable HTTP transport at /gradio_api/mcp/)."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def listing():
+        async with (
+            streamable_http_client(f"{url}gradio_api/mcp/") as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return (await session.list_tools()).tools
+
+    return asyncio.run(listing())
 
 
 def free_port() -> int:
@@ -91,8 +120,14 @@ def server(results_dir):
     app = load_app()
     demo = app.build_demo(results_dir=results_dir)
     port = free_port()
+    # As `python app.py` launches it, with the MCP server.
     demo.launch(
-        server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, ssr_mode=False, quiet=True
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        ssr_mode=False,
+        quiet=True,
+        mcp_server=True,
     )
     try:
         yield demo, Client(f"http://127.0.0.1:{port}/", verbose=False)
@@ -112,14 +147,52 @@ def test_every_event_has_an_api_name(server):
     demo, client = server
     names = [dependency.get("api_name") for dependency in demo.config["dependencies"]]
     assert all(names), names
-    assert {"analyze", "leaderboard", "show_controls", "load_example"} <= set(names)
+    assert {"analyze", "predict_painted_occlusion", "leaderboard", "show_controls", "load_example"} <= set(
+        names
+    )
     endpoints = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
-    assert {"/analyze", "/leaderboard", "/show_controls"} <= set(endpoints)
+    assert {"/analyze", "/predict_painted_occlusion", "/leaderboard"} <= set(endpoints)
+    # UI-only events stay out of the documented API, and so out of the MCP tools.
+    assert not {"/show_controls", "/load_example", "/load_paint_example"} & set(endpoints)
+
+
+def test_mcp_tools_are_the_documented_events_with_agent_descriptions(server):
+    demo, _ = server
+    tools = {tool.name: tool for tool in mcp_tools(demo.local_url)}
+    assert {"analyze", "predict_painted_occlusion"} <= set(tools)
+    assert not {"show_controls", "load_example"} & set(tools)
+    analyze_tool, paint_tool = tools["analyze"], tools["predict_painted_occlusion"]
+    assert analyze_tool.description.startswith("Perturb a photo and compare an image classifier's top-5")
+    assert "Returns:" in analyze_tool.description and "Returns:" in paint_tool.description
+    for tool, arguments in (
+        (
+            analyze_tool,
+            [
+                "model_spec",
+                "upload",
+                "kind",
+                "corruption",
+                "severity",
+                "ratio",
+                "freq_i",
+                "freq_j",
+                "eps",
+                "seed",
+            ],
+        ),
+        (paint_tool, ["model_spec", "editor"]),
+    ):
+        properties = tool.inputSchema["properties"]
+        assert list(properties) == arguments
+        # Every argument is explained to the agent, with its allowed values where they are a list.
+        assert all(len(properties[name].get("description", "")) > 30 for name in arguments), tool.name
+    assert analyze_tool.inputSchema["properties"]["kind"]["enum"] == ["corruption", "cutout", "fourier"]
+    assert "brightness" in analyze_tool.inputSchema["properties"]["corruption"]["enum"]
 
 
 def test_coffee_is_espresso_clean_and_under_brightness(server):
     _, client = server
-    clean, perturbed, clean_label, perturbed_label, clean_overlay, perturbed_overlay, status = analyze(
+    (clean, perturbed), clean_label, perturbed_label, clean_overlay, perturbed_overlay, status = analyze(
         client, handle_file(COFFEE)
     )
     # The builtin EfficientNet-Lite0 calls scikit-image's coffee photo "espresso" (ImageNet class 967).
@@ -148,7 +221,7 @@ def test_coffee_is_espresso_clean_and_under_brightness(server):
 def test_cutout_masks_the_asked_fraction(server):
     _, client = server
     outputs = analyze(client, handle_file(COFFEE), "cutout", "brightness", 1, 0.25, 0, 20, 15.7, 3)
-    perturbed = torch.from_numpy(np.array(Image.open(outputs[1]).convert("L")))
+    perturbed = torch.from_numpy(np.array(Image.open(outputs[0][1]).convert("L")))
     # A quarter of 224x224 is a 112x112 hole of black pixels (PNG output: lossless).
     assert int((perturbed == 0).sum()) >= 112 * 112
     assert "Cutout of 25%" in outputs[-1]
@@ -173,7 +246,7 @@ def test_bad_uploads_get_a_friendly_message(server, tmp_path, case):
     outputs = analyze(client, handle_file(path))
     assert outputs[-1].startswith("**Cannot analyse this:**")
     assert expected in outputs[-1]
-    assert outputs[0] is None and outputs[4] is None and outputs[5] is None
+    assert outputs[0] is None and outputs[3] is None and outputs[4] is None
 
 
 def test_models_that_cannot_load_get_a_friendly_message(server):
@@ -187,36 +260,65 @@ def test_models_that_cannot_load_get_a_friendly_message(server):
     assert "Upload an image" in missing
 
 
-def test_leaderboard_reads_results_files(server):
+def test_leaderboard_reads_results_files(server, results_dir):
+    """The fixture's runs are of schema 1 (no protocol recorded): every headline is shown under its own name with
+    the protocol "not stated" and no rank; the schema-99 file and the non-results file are skipped."""
+    app = load_app()
     _, client = server
     table = client.predict(api_name="/leaderboard")
-    assert table["headers"] == [
-        "model",
-        "run",
-        "source",
-        "suite",
-        "commit",
-        "imagenet-val top-1 %",
-        "imagenet-c mCE %",
-        "imagenet-c mean top-1 %",
-        "imagenet-a top-1 %",
-        "imagenet-o AUPR",
+    assert table["headers"] == list(app.LEADERBOARD_COLUMNS)
+    column = {name: index for index, name in enumerate(table["headers"])}
+    rows = {(row[column["model"]], row[column["task"]]): row for row in table["data"]}
+    assert set(rows) == {
+        (BUILTIN, "imagenet-val top-1 %"),
+        (BUILTIN, "imagenet-c mCE %"),
+        (BUILTIN, "imagenet-c mean top-1 %"),
+        ("org/vit", "imagenet-val top-1 %"),
+        ("org/vit", "imagenet-a top-1 %"),
+        ("org/vit", "imagenet-o AUPR"),
+    }
+    mce = rows[BUILTIN, "imagenet-c mCE %"]
+    assert mce[column["value"]] == 94.36 and mce[column["run"]] == "demo" and mce[column["source"]] == "space"
+    assert rows["org/vit", "imagenet-o AUPR"][column["value"]] == 0.2468
+    assert {row[column["protocol"]] for row in rows.values()} == {"not stated"}
+    assert {row[column["rank"]] for row in rows.values()} == {None}
+    board = app.read_board(results_dir, [])
+    assert sorted(item.source for item in board.skipped) == [
+        "space: future/results.json",
+        "space: other/results.json",
     ]
-    rows = {row[0]: row[1:] for row in table["data"]}
-    # The schema-99 file and the non-results file are skipped.
-    assert set(rows) == {BUILTIN, "org/vit"}
-    assert rows[BUILTIN][:7] == ["demo", "space", None, "unknown", 87.5, 94.36, 6.25]
-    assert rows["org/vit"][0] == "vit" and rows["org/vit"][4] == 81.0
-    assert rows["org/vit"][7:] == [12.5, 0.2468]
 
 
 def test_leaderboard_reads_pushed_results(tmp_path, monkeypatch):
-    """The results a model-repo push stages (`results/<run>/results.json`) are read from the staged folder or, for
-    a repo id, from what `snapshot_download` brings (a stand-in here: no network); an unreachable repo is skipped."""
+    """A model-repo push (`stage_model`: results/<run>/results.json and .eval_results/<run>.yaml) read back as the
+    Space reads a repo id: the entries through `HfApi.model_info(expand=["evalResults"])` (a stand-in answering with
+    the Hub's JSON of the staged files, parsed by the real ModelInfo), the results.json through `snapshot_download`
+    (a stand-in: no network); the same numbers are shown once; an unreachable repo is skipped with its reason."""
+    import yaml
+    from huggingface_hub import HfApi, ModelInfo
+
+    from hf_vitrobust.analysis.kinds import summary_headlines
+    from hf_vitrobust.analysis.protocols import benchmark_protocol, protocol_record
+    from hf_vitrobust.data import BENCHMARKS
     from hf_vitrobust.hub.staging import stage_model
 
     app = load_app()
-    pushed = results_json([("org_vit", "org/vit")], {"org_vit": {"imagenet-val top-1 %": 81.0}})
+    benchmark = BENCHMARKS.get("imagenet-val")
+    protocol = benchmark_protocol(benchmark)
+    source = {"kind": "hub", "location": "ILSVRC/imagenet-1k", "generated": False}
+    metrics = {"num_samples": 50000, "top1": 81.0, "top5": 95.5}
+    pushed = results_json(
+        [("org_vit", "me/vit-robustness")], {"org_vit": summary_headlines(benchmark, metrics, protocol)}
+    )
+    pushed["schema_version"] = 2
+    pushed["metrics"] = {"org_vit": {"imagenet-val": metrics}}
+    pushed["benchmarks"] = {
+        "imagenet-val": {
+            "task": "classification",
+            "source": source,
+            "protocol": protocol_record(benchmark, protocol, source),
+        }
+    }
     pushed["suite"] = {"name": "paper"}
     pushed["provenance"] = {
         "hf_vitrobust_version": "0.1.0",
@@ -229,31 +331,51 @@ def test_leaderboard_reads_pushed_results(tmp_path, monkeypatch):
     stage = tmp_path / "stage"
     stage_model(stage, results=[run], repo_id="me/vit-robustness")
     assert (stage / "results" / "paper-run" / "results.json").is_file()
+    staged_entries = yaml.safe_load((stage / ".eval_results" / "paper-run.yaml").read_text())
 
     asked = []
 
-    def snapshot_download(repo_id, allow_patterns=None, **kwargs):
-        asked.append((repo_id, allow_patterns))
+    def model_info(self, repo_id, *, expand=None, **kwargs):
+        asked.append(("model_info", repo_id, expand))
         if repo_id != "me/vit-robustness":
             raise OSError("offline")
+        files = [
+            {"filename": ".eval_results/paper-run.yaml", "verified": False, "data": entry}
+            for entry in staged_entries
+        ]
+        return ModelInfo(**{"_id": "65f0c0ffee", "id": repo_id, "evalResults": files})
+
+    def snapshot_download(repo_id, allow_patterns=None, **kwargs):
+        asked.append(("snapshot_download", repo_id, allow_patterns))
         return str(stage)
 
+    monkeypatch.setattr(HfApi, "model_info", model_info)
     monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
     monkeypatch.setenv(app.RESULTS_REPOS_ENV, "me/vit-robustness, me/unreachable")
-    table = app.leaderboard(None)
-    assert asked == [(repo, ["results/*/results.json"]) for repo in ("me/vit-robustness", "me/unreachable")]
-    assert list(table.columns) == [*app.LEADERBOARD_COLUMNS, "imagenet-val top-1 %"]
-    assert table.to_dict("records") == [
+    board = app.read_board(None)
+    assert asked == [
+        ("model_info", "me/vit-robustness", ["evalResults"]),
+        ("snapshot_download", "me/vit-robustness", ["results/*/results.json"]),
+        ("model_info", "me/unreachable", ["evalResults"]),
+    ]
+    assert board.table().to_dict("records") == [
         {
-            "model": "org/vit",
-            "run": "paper-run",
+            "rank": 1,
+            "model": "me/vit-robustness",
+            "dataset": "ILSVRC/imagenet-1k",
+            "task": "imagenet-val.accuracy",
+            "metric": "accuracy",
+            "value": 81.0,
+            "protocol": "preprocessing=model-native",
             "source": "me/vit-robustness",
-            "suite": "paper",
+            "read_from": "results/paper-run/results.json",
+            "run": "paper-run",
             "commit": "0123456789ab",
-            "imagenet-val top-1 %": 81.0,
         }
     ]
-    # A staged folder is read as it is, beside the Space's own results.
+    assert [item.source for item in board.skipped] == ["me/unreachable"]
+    assert "me/unreachable" in app.skipped_note(board) and "Not read (1)" in app.skipped_note(board)
+    # A staged folder is read as it is, beside the Space's own results: the same number, once.
     local = app.leaderboard(tmp_path / "none", repos=[str(stage)])
     assert local["source"].tolist() == [str(stage)] and local["run"].tolist() == ["paper-run"]
     assert app.leaderboard(None, repos=[]).empty
@@ -291,6 +413,141 @@ def test_perturbations_and_attention_overlay_in_process():
     assert method == "attention rollout"
     assert maps.shape == (2, 32, 32) and float(maps.max()) == pytest.approx(1.0)
     assert app.overlay(pixels[0], maps[0]).size == (32, 32)
+
+
+# ---------------------------------------------------------------------- painted occlusion (issue 35, point 5)
+def painted_layer(size, box):
+    """An editor layer as gr.ImageEditor sends it: RGBA of the photo's size (width, height), opaque magenta paint
+    on the rows top..bottom-1 and columns left..right-1 of `box` = (top, bottom, left, right), transparent
+    elsewhere."""
+    top, bottom, left, right = box
+    layer = np.zeros((size[1], size[0], 4), dtype=np.uint8)
+    layer[top:bottom, left:right] = (255, 0, 255, 255)
+    return Image.fromarray(layer, "RGBA")
+
+
+def test_painted_occlusion_through_the_api(server, tmp_path):
+    """Paint rows 100-299 and columns 200-399 of the 600x400 coffee photo. The builtin model resizes its shorter side
+    to 256 (scale 0.64) and crops the central 224x224 (offsets 80, 16): the paint lands on rows and columns 48-175
+    of its input, 128 x 128 of 224 x 224 pixels, black; every other pixel is the clean input's."""
+    _, client = server
+    app = load_app()
+    layer = tmp_path / "layer.png"
+    painted_layer((600, 400), (100, 300, 200, 400)).save(layer)
+    editor = {"background": handle_file(COFFEE), "layers": [handle_file(layer)], "composite": None}
+    masked_path, fraction, clean_label, masked_label, status = client.predict(
+        BUILTIN, editor, api_name="/predict_painted_occlusion"
+    )
+    assert fraction == pytest.approx(128 * 128 / 224**2, abs=2 * 129 / 224**2)
+    assert f"painted occlusion of {fraction:.1%}" in status
+    masked = np.array(Image.open(masked_path).convert("RGB"))
+    assert masked.shape == (224, 224, 3)
+    assert (masked[49:175, 49:175] == 0).all()
+    classifier = app.ModelCache().get(BUILTIN)
+    clean = np.array(app.to_pil(classifier.preprocess(Image.open(COFFEE).convert("RGB"))[0]))
+    outside = np.ones((224, 224), dtype=bool)
+    outside[47:177, 47:177] = False
+    assert np.array_equal(masked[outside], clean[outside])
+    assert abs(float((masked == 0).all(axis=-1).mean()) - fraction) < 0.005
+    assert top_label(clean_label)[0] == "espresso"
+    # Half of the cup hidden, the model is less sure of it.
+    clean_top = {entry["label"]: entry["confidence"] for entry in clean_label["confidences"]}
+    masked_top = {entry["label"]: entry["confidence"] for entry in masked_label["confidences"]}
+    assert masked_top.get("espresso", 0.0) < clean_top["espresso"]
+
+
+def test_painted_occlusion_explains_what_is_missing(server, tmp_path):
+    _, client = server
+    blank, small = tmp_path / "blank.png", tmp_path / "small.png"
+    painted_layer((600, 400), (0, 0, 0, 0)).save(blank)
+    painted_layer((300, 200), (0, 50, 0, 50)).save(small)
+    for layers, expected in (
+        ([], "Paint over part of the photo"),
+        ([blank], "Paint over part of the photo"),
+        ([small], "A painted layer is 300x200 but the photo is 600x400"),
+    ):
+        editor = {
+            "background": handle_file(COFFEE),
+            "layers": [handle_file(p) for p in layers],
+            "composite": None,
+        }
+        outputs = client.predict(BUILTIN, editor, api_name="/predict_painted_occlusion")
+        assert outputs[0] is None and outputs[-1].startswith("**Cannot analyse this:**")
+        assert expected in outputs[-1]
+    no_photo = client.predict(BUILTIN, None, api_name="/predict_painted_occlusion")[-1]
+    assert "Upload a photo first" in no_photo
+
+
+def test_a_painted_hole_is_filled_as_cutout_fills_its_hole():
+    """Paint exactly Cutout's hole: the model sees what hf_vitrobust.corruptions.cutout gives, bit for bit (same
+    fill, same pixels), through the whole painted-layer route."""
+    from hf_vitrobust.corruptions import cutout
+    from hf_vitrobust.corruptions.occlusion import cutout_mask
+    from hf_vitrobust.models.preprocessing import Preprocessing
+
+    painting = load_sibling("app_painting")
+    assert inspect.signature(cutout).parameters["fill"].default == painting.FILL
+    pixels = torch.rand(1, 3, 64, 48, generator=torch.Generator().manual_seed(1))
+    hole = cutout_mask(64, 48, 0.3, seed=7, sample_ids=torch.tensor([0]))[0, 0]
+    paint = np.where(hole.numpy()[..., None], [255, 0, 255, 255], [0, 0, 0, 0]).astype(np.uint8)
+    untouched = Image.new("RGBA", (48, 64))
+    mask = painting.painted_mask([untouched, Image.fromarray(paint, "RGBA")], (48, 64))
+    assert torch.equal(mask, hole)
+    seen = painting.mask_for_model(Preprocessing(input_size=(64, 48), crop_only=True), mask)
+    assert seen.shape == (1, 1, 64, 48)
+    assert torch.equal(painting.occlude(pixels, seen), cutout(pixels, 0.3, seed=7))
+    assert not painting.painted_mask([], (48, 64)).any()
+    with pytest.raises(ValueError, match="A painted layer is 47x64 but the photo is 48x64"):
+        painting.painted_mask([Image.new("RGBA", (47, 64))], (48, 64))
+
+
+# ---------------------------------------------------------------------- ZeroGPU (issue 35, point 5)
+def add_one(x):
+    return x + 1
+
+
+def fake_spaces(calls):
+    """A stand-in for the `spaces` package: GPU(fn) runs fn, recording its name (as ZeroGPU's would, on a GPU)."""
+
+    def GPU(fn):
+        @functools.wraps(fn)
+        def on_gpu(*args, **kwargs):
+            calls.append(fn.__name__)
+            return fn(*args, **kwargs)
+
+        return on_gpu
+
+    return types.SimpleNamespace(GPU=GPU)
+
+
+def test_gpu_is_a_no_op_without_spaces(monkeypatch):
+    monkeypatch.setitem(sys.modules, "spaces", None)  # `import spaces` raises ImportError
+    assert load_sibling("app_gpu").gpu(add_one) is add_one
+
+
+def test_gpu_is_spaces_gpu_where_spaces_is_installed(monkeypatch):
+    calls = []
+    monkeypatch.setitem(sys.modules, "spaces", fake_spaces(calls))
+    on_gpu = load_sibling("app_gpu").gpu(add_one)
+    assert on_gpu is not add_one and on_gpu.__name__ == "add_one"
+    assert on_gpu(1) == 2 and calls == ["add_one"]
+
+
+def test_the_model_events_run_under_spaces_gpu(monkeypatch):
+    calls = []
+    monkeypatch.setitem(sys.modules, "spaces", fake_spaces(calls))
+    app = load_app()
+    monkeypatch.setattr(app, "gpu", load_sibling("app_gpu").gpu)
+    demo = app.build_demo(results_dir=None)
+    events = {fn.api_name: fn.fn for fn in demo.fns.values()}
+    # Their names, which the MCP server lists as tool names, survive the decorator.
+    assert events["analyze"].__name__ == "analyze"
+    assert events["predict_painted_occlusion"].__name__ == "predict_painted_occlusion"
+    assert events["analyze"](BUILTIN, None, *CORRUPTION_ARGS)[-1].startswith("**Cannot analyse this:**")
+    assert events["predict_painted_occlusion"](BUILTIN, None)[-1].startswith("**Cannot analyse this:**")
+    assert calls == ["analyze", "predict_painted_occlusion"]
+    events["show_controls"]("cutout")
+    assert calls == ["analyze", "predict_painted_occlusion"]  # UI-only events need no GPU
 
 
 # ---------------------------------------------------------------------- local model folders (issue 38, point 4)

@@ -9,11 +9,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from huggingface_hub import SpaceCard
 
 from hf_vitrobust import __version__
 from hf_vitrobust.hub.space import find_source_tree, stage_space
 
 ROOT = Path(__file__).resolve().parents[2]
+# The modules app.py imports from its own folder.
+SIBLINGS = ("app_analysis.py", "app_gpu.py", "app_inputs.py", "app_painting.py")
 RESULTS = {
     "schema": "hf_vitrobust.results",
     "schema_version": 1,
@@ -114,6 +117,7 @@ def test_staged_folder_has_the_app_the_wheel_and_the_results(staged):
     assert names == {
         "README.md",
         "app.py",
+        *SIBLINGS,
         "requirements.txt",
         "examples/chelsea.jpg",
         "examples/coffee.jpg",
@@ -128,20 +132,24 @@ def test_staged_folder_has_the_app_the_wheel_and_the_results(staged):
     assert requirements[0] == f"./{wheel}"
     assert (stage / requirements[0]).is_file()
     assert "grad-cam==1.5.7" in requirements
+    # The MCP server needs gradio's mcp extra, at the gradio the Space runs (README.md's sdk_version).
+    card = SpaceCard.load(stage / "README.md").data
+    assert f"gradio[mcp]=={card.sdk_version}" in requirements
     assert json.loads((stage / "results/demo-run/results.json").read_text()) == RESULTS
-    assert (stage / "app.py").read_bytes() == (ROOT / "spaces_app" / "app.py").read_bytes()
+    for name in ("app.py", *SIBLINGS):
+        assert (stage / name).read_bytes() == (ROOT / "spaces_app" / name).read_bytes()
     with zipfile.ZipFile(stage / wheel) as archive:
         members = set(archive.namelist())
     assert {
         "hf_vitrobust/__init__.py",
         "hf_vitrobust/hub/space.py",
         "hf_vitrobust/models/builtin.py",
+        *(f"hf_vitrobust/space_app/{name}" for name in ("app.py", *SIBLINGS)),
     } <= members
 
 
 def test_readme_declares_the_installed_gradio():
     import gradio
-    from huggingface_hub import SpaceCard
 
     card = SpaceCard.load(ROOT / "spaces_app" / "README.md").data
     assert card.sdk == "gradio" and card.app_file == "app.py" and card.license == "apache-2.0"
@@ -158,16 +166,26 @@ def test_staged_app_runs_from_the_wheel_not_the_checkout(isolated):
     assert Path(report["app"]).name == "app.py" and not Path(report["app"]).is_relative_to(ROOT)
     assert report["demo"] == "Blocks"
     assert report["top1"] == ["espresso", "espresso"]
+    # RESULTS is of schema 1: no protocol recorded, so each headline is shown as "not stated", unranked.
+    common = {"rank": None, "model": "builtin", "protocol": "not stated", "source": "space"}
+    where = {"read_from": "demo-run/results.json", "run": "demo-run", "commit": None}
     assert report["leaderboard"] == [
         {
-            "model": "builtin",
-            "run": "demo-run",
-            "source": "space",
-            "suite": None,  # RESULTS records no suite, nor a commit
-            "commit": "unknown",
-            "imagenet-val top-1 %": 87.5,
-            "imagenet-c mCE %": 94.36,
-        }
+            **common,
+            "dataset": "imagenet-c",
+            "task": "imagenet-c mCE %",
+            "metric": "imagenet-c mCE %",
+            "value": 94.36,
+            **where,
+        },
+        {
+            **common,
+            "dataset": "imagenet-val",
+            "task": "imagenet-val top-1 %",
+            "metric": "imagenet-val top-1 %",
+            "value": 87.5,
+            **where,
+        },
     ]
 
 
