@@ -8,13 +8,15 @@ from collections.abc import Callable
 from typing import TypeVar
 
 try:
-    import spaces  # imported before anything touches CUDA, as ZeroGPU asks (app.py imports this module before it asks torch about CUDA)
+    # Imported before anything touches CUDA, as ZeroGPU asks (app.py imports this module before it asks torch about
+    # CUDA). A `spaces` without GPU (e.g. some folder named spaces on the path) counts as absent.
+    from spaces import GPU as spaces_gpu
 except ImportError:
-    spaces = None
+    spaces_gpu = None
 
 F = TypeVar("F", bound=Callable)
 
 
 def gpu(fn: F) -> F:
     """`fn` given a GPU for each call on ZeroGPU (`spaces.GPU(fn)`); `fn` itself where `spaces` is missing."""
-    return fn if spaces is None else spaces.GPU(fn)
+    return fn if spaces_gpu is None else spaces_gpu(fn)

@@ -523,6 +523,9 @@ def fake_spaces(calls):
 def test_gpu_is_a_no_op_without_spaces(monkeypatch):
     monkeypatch.setitem(sys.modules, "spaces", None)  # `import spaces` raises ImportError
     assert load_sibling("app_gpu").gpu(add_one) is add_one
+    # Some other `spaces` (a folder of that name on the path, say) has no GPU: a no-op too.
+    monkeypatch.setitem(sys.modules, "spaces", types.ModuleType("spaces"))
+    assert load_sibling("app_gpu").gpu(add_one) is add_one
 
 
 def test_gpu_is_spaces_gpu_where_spaces_is_installed(monkeypatch):
