@@ -34,6 +34,7 @@ import torch
 from PIL import Image
 
 from hf_vitrobust.corruptions import CORRUPTIONS
+from hf_vitrobust.hub.leaderboard import LEADERBOARD_COLUMNS, Leaderboard, read_leaderboard, sources_from_text
 from hf_vitrobust.models import Classifier, load_classifier
 
 APP_DIR = Path(__file__).resolve().parent
@@ -175,12 +176,6 @@ def _load_model(spec: str) -> Classifier:
 
 
 # ---------------------------------------------------------------------- leaderboard
-from hf_vitrobust.hub.leaderboard import (  # noqa: E402
-    LEADERBOARD_COLUMNS,
-    Leaderboard,
-    read_leaderboard,
-    sources_from_text,
-)
 
 
 def read_board(
@@ -359,8 +354,22 @@ def build_demo(
             gr.update(visible=kind == "fourier"),
         )
 
-    def refresh() -> pd.DataFrame:
-        return leaderboard(results_dir, results_repos)
+    def robustness_leaderboard() -> tuple[pd.DataFrame, str]:
+        """List the robustness numbers this Space knows, each with the protocol it was computed under.
+
+        Reads, again on every call, the `.eval_results` entries and pushed results.json files of the model repos the
+        Space lists, and the results shipped with it. Takes no arguments.
+
+        Returns:
+            A table with one row per number: model, source (where it was read), dataset id, task, metric, value,
+            protocol (the evaluation protocol's parts, e.g. "preprocessing=model-native, class_mask=hendrycks-200";
+            "not stated" for entries of other tools), rank (1 is best, computed only among numbers of the same
+            dataset, task and protocol; empty where the metric's direction is unknown), run and commit. Compare two
+            models only on rows with the same dataset, task and protocol. Also a Markdown note naming the sources
+            that could not be read and why (empty when all were read).
+        """
+        board = read_board(results_dir, results_repos)
+        return board.table(), skipped_note(board)
 
     with gr.Blocks(title="hf_vitrobust: robustness of vision models") as demo:
         gr.Markdown(
@@ -497,7 +506,7 @@ def build_demo(
                 interactive=False,
                 elem_id="leaderboard",
             )
-            gr.Markdown(skipped_note(board), elem_id="leaderboard-skipped")
+            skipped = gr.Markdown(skipped_note(board), elem_id="leaderboard-skipped")
             refresh_button = gr.Button("Refresh", elem_id="refresh")
 
         kind.change(
@@ -526,7 +535,7 @@ def build_demo(
             outputs=[masked_image, masked_fraction, paint_clean_label, paint_masked_label, paint_status],
             api_name="predict_painted_occlusion",
         )
-        refresh_button.click(refresh, outputs=[table], api_name="leaderboard")
+        refresh_button.click(robustness_leaderboard, outputs=[table, skipped], api_name="leaderboard")
     return demo
 
 

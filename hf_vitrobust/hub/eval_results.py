@@ -175,11 +175,13 @@ def run_entries(
     repo_id: str | None = None,
     own_specs: Sequence[str] = (),
     predictions_repo: str | None = None,
+    warn: bool = True,
 ) -> list[EvalResultEntry]:
     """The entries of one results.json dict: one per headline (results.json `summary`) of each of the repository's
     own models (its spec is `repo_id` or one of `own_specs`, the checkpoint's folder), benchmark by benchmark. The
     headlines of a benchmark that records no protocol give no entry (logged), nor does a headline that no
-    model-index row holds (the card would not carry its number)."""
+    model-index row holds (the card would not carry its number). `warn=False` for readers (the leaderboard), for
+    whom a run without a protocol is expected, not a problem of the push."""
     own = [*own_specs, *([repo_id] if repo_id else [])]
     run = run_name(result)
     intervals = result.get("intervals") or {}
@@ -194,7 +196,7 @@ def run_entries(
             benchmark = BENCHMARKS.get(name)
             protocol = recorded_protocol(benchmark, info.get("protocol"), key)
             if protocol is None:
-                logger.warning(
+                (logger.warning if warn else logger.debug)(
                     "Run %s: %s records no protocol; its headlines get no .eval_results entry.", run, name
                 )
                 continue

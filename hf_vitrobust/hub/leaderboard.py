@@ -279,7 +279,7 @@ def results_scores(results: Mapping[str, Any], *, source: str, read_from: str) -
     scores = []
     for model in results.get("models") or []:
         name = str(model.get("name") or model.get("spec") or model.get("key"))
-        entries = run_entries(results, own_specs=[str(model.get("spec") or model.get("key"))])
+        entries = run_entries(results, own_specs=[str(model.get("spec") or model.get("key"))], warn=False)
         scores += entry_scores(entries, model=name, **where)
         covered = {entry.task_id.split(".")[0] for entry in entries}
         scores += _unstated_headline_scores(

@@ -3,6 +3,7 @@
 from local folders; numbers ranked only against numbers of the same dataset, task and protocol."""
 
 import json
+import logging
 from pathlib import Path
 
 import httpx
@@ -285,3 +286,20 @@ def test_unreadable_results_files_are_skipped_with_the_file_named(tmp_path, cont
     assert board.scores == []
     (skipped,) = board.skipped
     assert skipped.source == "space: bad/results.json"
+
+
+def test_a_run_without_protocols_is_shown_unranked_without_a_push_warning(tmp_path, caplog):
+    """A run of schema 1 records no protocol: the leaderboard shows its numbers as "not stated" and says nothing
+    about `.eval_results` (the warning is for a push of such a run, not for a reader)."""
+    results = run_results({"org/old": (30.0, 28.0)})
+    results["schema_version"] = 1
+    del results["benchmarks"]["imagenet-a"]["protocol"]
+    write_run(tmp_path / "old", results)
+    with caplog.at_level(logging.DEBUG, logger="hf_vitrobust.hub.eval_results"):
+        board = read_leaderboard([], results_dir=tmp_path)
+    table = board.table()
+    assert table[["model", "value", "protocol", "rank"]].to_dict("records") == [
+        {"model": "org/old", "value": 30.0, "protocol": "not stated", "rank": None}
+    ]
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert "imagenet-a records no protocol" in caplog.text  # still traced at debug level

@@ -159,7 +159,10 @@ def test_every_event_has_an_api_name(server):
 def test_mcp_tools_are_the_documented_events_with_agent_descriptions(server):
     demo, _ = server
     tools = {tool.name: tool for tool in mcp_tools(demo.local_url)}
-    assert {"analyze", "predict_painted_occlusion"} <= set(tools)
+    assert {"analyze", "predict_painted_occlusion", "robustness_leaderboard"} <= set(tools)
+    board_tool = tools["robustness_leaderboard"]
+    assert board_tool.description.startswith("List the robustness numbers this Space knows")
+    assert "protocol" in board_tool.description and not board_tool.inputSchema.get("properties")
     assert not {"show_controls", "load_example"} & set(tools)
     analyze_tool, paint_tool = tools["analyze"], tools["predict_painted_occlusion"]
     assert analyze_tool.description.startswith("Perturb a photo and compare an image classifier's top-5")
@@ -265,7 +268,9 @@ def test_leaderboard_reads_results_files(server, results_dir):
     the protocol "not stated" and no rank; the schema-99 file and the non-results file are skipped."""
     app = load_app()
     _, client = server
-    table = client.predict(api_name="/leaderboard")
+    table, note = client.predict(api_name="/leaderboard")
+    # The refresh reads again and names what it could not read, as the page's note does.
+    assert "Not read (2)" in note and "future/results.json" in note and "other/results.json" in note
     assert table["headers"] == list(app.LEADERBOARD_COLUMNS)
     column = {name: index for index, name in enumerate(table["headers"])}
     rows = {(row[column["model"]], row[column["task"]]): row for row in table["data"]}
