@@ -9,6 +9,7 @@ onto `EvaluationConfig`, which checks them before any work.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from .common import (
     CLIError,
@@ -19,6 +20,9 @@ from .common import (
     parse_protocols,
     uncertainty_kwargs,
 )
+
+if TYPE_CHECKING:
+    from ..evaluation.config import EvaluationConfig
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -74,12 +78,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     evaluate.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..evaluation.config import EvaluationConfig, EvaluationError
-    from ..evaluation.runner import evaluate
+def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
+    """The `EvaluationConfig` of `vitrobust evaluate`'s parsed arguments (checked by its `resolve`): shared with
+    `vitrobust jobs run -- evaluate ...`, which resolves it before it builds a wheel or submits anything."""
+    from ..evaluation.config import EvaluationConfig
 
-    check_launcher_precision(args.precision)
-    config = EvaluationConfig(
+    return EvaluationConfig(
         models=args.model or (),
         suite=args.suite,
         data=parse_data(args.data),
@@ -100,6 +104,14 @@ def run(args: argparse.Namespace) -> int:
         corruption_device=args.corruption_device,
         **uncertainty_kwargs(args),
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..evaluation.config import EvaluationError
+    from ..evaluation.runner import evaluate
+
+    check_launcher_precision(args.precision)
+    config = config_from_args(args)
     try:
         evaluate(config)
     except EvaluationError as err:

@@ -133,6 +133,14 @@ def run(args: argparse.Namespace) -> int:
     inner = _parse_inner(args.run_command, args.run_arguments)
     if args.run_command == "reproduce" and (inner.plan or inner.list_pairs):
         raise CLIError("--plan and --list-pairs only print: run them here, not as a job")
+    if args.run_command == "evaluate":
+        from ..evaluation.config import EvaluationError
+        from .evaluate import config_from_args
+
+        try:  # every setting checked here, as `vitrobust evaluate` would, not after the job installed its stack
+            config_from_args(inner).resolve()
+        except EvaluationError as err:
+            raise CLIError(f"the job's evaluate would stop at once: {err}") from err
     try:
         with tempfile.TemporaryDirectory(prefix="vitrobust-job-") as scratch:
             options = dict(

@@ -94,9 +94,24 @@ def test_the_inner_command_is_checked_before_the_wheel_is_built(no_wheel_build, 
     local.mkdir()
     refusals = {
         "unknown flavor 'a100-tiny'": ["--flavor", "a100-tiny", "evaluate"],
-        "local files, which the job cannot see": ["evaluate", "--data", f"imagenet-r={local}"],
+        "local files, which the job cannot see": [
+            "evaluate",
+            "--suite",
+            "quick",
+            "--data",
+            f"imagenet-r={local}",
+        ],
         "--plan and --list-pairs only print": ["reproduce", "paul-chen", "--plan"],
         "the job must push its results": ["evaluate"],
+        # EvaluationConfig.resolve()'s checks, here rather than in the job after it installed its stack:
+        "would stop at once: batch_size must be an integer >= 1, got 0": ["evaluate", "--batch-size", "0"],
+        "would stop at once: --protocol imagenet-q.PART=NAME: the suite 'quick' has no benchmark 'imagenet-q'": [
+            "evaluate",
+            "--suite",
+            "quick",
+            "--protocol",
+            "imagenet-q.class_mask=paul-chen-1000",
+        ],
     }
     for message, argv in refusals.items():
         head = ["jobs", "run", "--flavor", "h200"] + (
