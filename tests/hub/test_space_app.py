@@ -115,12 +115,9 @@ def results_dir(tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="module")
-def server(results_dir):
-    app = load_app()
-    demo = app.build_demo(results_dir=results_dir)
+def launch_local(demo) -> str:
+    """Launch `demo` on a free local port as `python app.py` launches it (MCP server on); its URL."""
     port = free_port()
-    # As `python app.py` launches it, with the MCP server.
     demo.launch(
         server_name="127.0.0.1",
         server_port=port,
@@ -129,8 +126,15 @@ def server(results_dir):
         quiet=True,
         mcp_server=True,
     )
+    return f"http://127.0.0.1:{port}/"
+
+
+@pytest.fixture(scope="module")
+def server(results_dir):
+    demo = load_app().build_demo(results_dir=results_dir)
+    url = launch_local(demo)
     try:
-        yield demo, Client(f"http://127.0.0.1:{port}/", verbose=False)
+        yield demo, Client(url, verbose=False)
     finally:
         demo.close()
 
