@@ -46,13 +46,15 @@ class Analysis:
 
     intervals: model key -> headline -> interval dict (+ samples_needed); comparisons: every pair of models'
     paired differences (None with fewer than two models); published: the published numbers beside ours, as dicts;
-    findings: [{paper, pair, origin, checks}]."""
+    findings: [{paper, pair, origin, checks}]; check_other_protocols: whether the findings were checked on pairs
+    whose runs differ from the paper's protocol (`findings.check_findings`)."""
 
     settings: UncertaintySettings
     intervals: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     comparisons: dict[str, Any] | None = None
     published: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
+    check_other_protocols: bool = False
 
     def reproduction(self) -> dict[str, Any]:
         """The published numbers and findings, as results.json keeps them (`ANALYSIS_KEY`)."""
@@ -60,6 +62,7 @@ class Analysis:
             "confidence_level": self.settings.confidence_level,
             "published": self.published,
             "findings": self.findings,
+            "check_other_protocols": self.check_other_protocols,
         }
 
     def store(self, results: Sequence[dict[str, Any]]) -> None:
@@ -106,17 +109,19 @@ def analyze(
     settings: UncertaintySettings | None = None,
     *,
     frames: Mapping[str, Mapping[str, pd.DataFrame | Predictions]] | None = None,
+    check_other_protocols: bool = False,
 ) -> Analysis:
     """The analysis of merged `results` (`results.merge_results`), at `settings` (default: the first run's
     recorded ones; each run's own for its intervals). `frames`: model key -> benchmark -> the predictions the
     caller holds (a frame in memory, or the file it has written: `prediction_source.Predictions`), used instead of
-    the run folder's files.
+    the run folder's files. `check_other_protocols`: check the findings on pairs whose runs differ from the paper's
+    protocol too, their verdicts marked "under another protocol" (`findings.check_findings`).
 
     Given settings also recompute the probes' per-point intervals at their level (`ProbeSpec.probe_intervals`,
     from the stored counts), in place."""
     chosen = settings or run_settings(results[0])
     run_models = RunModels(results, frames)
-    analysis = Analysis(chosen)
+    analysis = Analysis(chosen, check_other_protocols=check_other_protocols)
     built: dict[str, dict[str, NotedEstimator]] = {}
     images: dict[str, dict[str, dict[str, Any]]] = {}
     for index, result in enumerate(results):
@@ -142,7 +147,9 @@ def analyze(
             "origin": pairing.origin,
             "checks": [check.to_dict() for check in checks],
         }
-        for pairing, checks in findings_for(results, chosen, run_models)
+        for pairing, checks in findings_for(
+            results, chosen, run_models, check_other_protocols=check_other_protocols
+        )
     ]
     return analysis
 
@@ -150,12 +157,13 @@ def analyze(
 def stored_analysis(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The published numbers and findings the (first) run stored (`ANALYSIS_KEY`); empty where it stored none."""
     if not results:
-        return {"confidence_level": None, "published": [], "findings": []}
+        return {"confidence_level": None, "published": [], "findings": [], "check_other_protocols": False}
     stored = results[0].get(ANALYSIS_KEY) or {}
     return {
         "confidence_level": stored.get("confidence_level", run_settings(results[0]).confidence_level),
         "published": list(stored.get("published") or []),
         "findings": list(stored.get("findings") or []),
+        "check_other_protocols": bool(stored.get("check_other_protocols")),
     }
 
 

@@ -13,7 +13,14 @@ finding then:
 - "holds": the interval lies wholly on the paper's side of 0 and Holm's p-value is at most 1 - level;
 - "reversed": it lies wholly on the other side (and Holm's p-value is at most 1 - level);
 - "not resolved": the interval contains 0, or Holm's correction leaves it unresolved;
-- "not checked": a model lacks the data (the reason says which), or the two share no images.
+- "not checked": a model lacks the data (the reason says which), the two share no images, or their runs differ
+  from the paper's protocol ("other protocol (the parts)").
+
+Each finding names the parts of its quantity's protocol that the runs decide (`ProtocolPart`: the preprocessing
+each model was given, the release encoding, a probe's protocol param), with the name the paper used for its ViT and
+its CNN (Paul & Chen fed BiT-M squashed to 224 and the ViTs at 384 on ImageNet-A/R/O), or none where the two need
+only share one. A pair whose runs differ in any part is not checked; `check_other_protocols` checks it anyway, and
+its verdict then ends in "under another protocol".
 
 The pair is the ViT and the CNN of a `paper` or `mechanisms` suite pair (`model_pairs`), or the two members of a
 `vitrobust reproduce` run; across the runs of a reproduction each finding reads the run that holds its data.
@@ -25,17 +32,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+import pandas as pd
+
 from ..data import BENCHMARKS
 from ..metrics.estimators import (
+    UNIT_RANGE,
     Estimator,
     derived_seed,
     mean_estimator,
     paired_comparison,
 )
 from ..metrics.intervals import holm_adjust
-from ..probes.spec import PROBES, Claim, ProbeFinding
+from ..probes.spec import PROBES, Claim, ProbeFinding, ProtocolPart
 from ..registry import Registry
-from .headlines import AUPR, MCE, headline_name
+from .headlines import AUPR, headline_name
 from .kinds import get_benchmark_kind
 from .protocols import protocol_parts
 from .published_vs_ours import PAPER_SUITES, reproduction_entries
@@ -43,6 +53,8 @@ from .run_models import RunModel, RunModels
 from .uncertainty import UncertaintySettings, run_settings
 
 FINDING_VERDICTS = ("holds", "reversed", "not resolved", "not checked")
+#: What a verdict reached under another protocol than the paper's ends in (`check_other_protocols`).
+UNDER_ANOTHER_PROTOCOL = "under another protocol"
 
 
 class MissingData(LookupError):
@@ -113,6 +125,28 @@ def headline_quantity(
     return build
 
 
+def _mean_over_corruptions(benchmark: str, severity: str) -> Callable[[RunModel], Estimator]:
+    """Top-1 % at one severity averaged over the run's corruptions, per clean image (each image's share of the
+    corruptions it survives; the images every corruption holds), bootstrapped over the images: Paul & Chen's
+    Fig. 2 quantity, the mean of the per-corruption accuracies."""
+
+    def build(model: RunModel) -> Estimator:
+        data = BENCHMARKS.get(benchmark)
+        corruptions = sorted(model.predictions(benchmark).unique("corruption"))
+        per_corruption = {}
+        for corruption in corruptions:
+            found = model.accuracy(data, conditions={"corruption": corruption, "severity": severity})
+            per_corruption[corruption] = pd.Series(found.data["correct"], index=found.keys)
+        correct = pd.DataFrame(per_corruption).dropna()
+        if correct.empty:
+            raise MissingData(f"no {benchmark} image holds every corruption at severity {severity}")
+        return mean_estimator(
+            correct.mean(axis=1).to_numpy(), correct.index.to_numpy(), scale=100.0, value_range=UNIT_RANGE
+        )
+
+    return build
+
+
 def _probe_quantity(probe: str, finding: ProbeFinding) -> Callable[[RunModel], Estimator]:
     """A probe finding's quantity of one model: the mean over its images of the probe's per-image values."""
 
@@ -134,7 +168,9 @@ def _sync_probe_findings() -> None:
     for spec in PROBES.values():
         for finding in spec.findings:
             if finding.name not in FINDINGS:
-                claim = {field.name: getattr(finding, field.name) for field in fields(Claim)}
+                claim = {
+                    field.name: getattr(finding, field.name) for field in fields(Claim)
+                }  # protocol included
                 register_finding(
                     Finding(**claim, data=spec.name, estimator=_probe_quantity(spec.name, finding))
                 )
@@ -142,16 +178,22 @@ def _sync_probe_findings() -> None:
 
 # ------------------------------------------------------------------------------------------------ the findings
 # Paul & Chen's sections as the robustness-vit READMEs name them: Sec. 3 the ImageNet benchmarks, Sec. 4 the analyses.
+# Their ImageNet-A/R/O notebooks resize without a crop: the ViTs to their 384 pixels, BiT-M squashed to 224 (the
+# published rows' protocols). On ImageNet-C both read the released 224-pixel images: the two runs must share theirs.
+_NOTEBOOK_RESIZE = (ProtocolPart("preprocessing", vit="native-resize", cnn="squash-224"),)
+_SHARED_IMAGENET_C = (ProtocolPart("preprocessing"), ProtocolPart("release_encoding"))
 register_finding(
     Finding(
         "imagenet-a",
         "paul-chen",
         "ViT above BiT on ImageNet-A",
-        "Paul & Chen, Sec. 3 (ImageNet-A; abstract: ViT-L/16 28.10 %, 4.3x a comparable BiT)",
+        "Paul & Chen, Sec. 3, ImageNet-A table; the abstract's 4.3x (ViT-L/16 28.10 %) is against BiT-M R101x1 "
+        "(4.38x in the notebooks), 2.69x against BiT-M R101x3",
         "ImageNet-A top-1 % over all 1000 classes (paul-chen-1000)",
         +1,
         "imagenet-a",
         _accuracy("imagenet-a", class_mask="paul-chen-1000"),
+        protocol=_NOTEBOOK_RESIZE,
     )
 )
 register_finding(
@@ -159,11 +201,12 @@ register_finding(
         "imagenet-r",
         "paul-chen",
         "ViT above BiT on ImageNet-R",
-        "Paul & Chen, Sec. 3 (ImageNet-R)",
+        "Paul & Chen, Sec. 3, ImageNet-R table",
         "ImageNet-R top-1 % over all 1000 classes (paul-chen-1000)",
         +1,
         "imagenet-r",
         _accuracy("imagenet-r", class_mask="paul-chen-1000"),
+        protocol=_NOTEBOOK_RESIZE,
     )
 )
 register_finding(
@@ -171,35 +214,38 @@ register_finding(
         "imagenet-o",
         "paul-chen",
         "ViT above BiT in ImageNet-O detection",
-        "Paul & Chen, Sec. 3 (ImageNet-O)",
+        "Paul & Chen, Sec. 3, ImageNet-O figure",
         "ImageNet-O AUPR %",
         +1,
         "imagenet-o",
         headline_quantity("imagenet-o", AUPR),
+        protocol=_NOTEBOOK_RESIZE,
     )
 )
 register_finding(
     Finding(
-        "imagenet-c-mce",
+        "imagenet-c-severity-5",
         "paul-chen",
-        "ViT below BiT in ImageNet-C error",
-        "Paul & Chen, Sec. 3 (ImageNet-C)",
-        "ImageNet-C mCE % (unnormalized-19, the mean error their test.py prints)",
-        -1,
+        "ViT above BiT on ImageNet-C at severity 5, for every size",
+        "Paul & Chen, Sec. 3, Fig. 2 (ImageNet-C)",
+        "ImageNet-C top-1 % at severity 5, the mean over the run's corruptions (19 in a full run)",
+        +1,
         "imagenet-c",
-        headline_quantity("imagenet-c", MCE, "unnormalized-19"),
+        _mean_over_corruptions("imagenet-c", "5"),
+        protocol=_SHARED_IMAGENET_C,
     )
 )
 register_finding(
     Finding(
         "contrast-severity-5",
         "paul-chen",
-        "ViT below BiT on contrast at severity 5",
-        "Paul & Chen, Sec. 3 (ImageNet-C, contrast at severity 5)",
+        "ViT slightly below BiT on contrast at severity 5",
+        "Paul & Chen, Sec. 3, Fig. 3 (ImageNet-C, contrast at severity 5)",
         "ImageNet-C top-1 % on contrast at severity 5",
         -1,
         "imagenet-c",
         _accuracy("imagenet-c", conditions={"corruption": "contrast", "severity": "5"}),
+        protocol=_SHARED_IMAGENET_C,
     )
 )
 
@@ -208,7 +254,9 @@ register_finding(
 @dataclass(frozen=True)
 class FindingCheck:
     """The outcome of one finding on a pair: the models read, their values, ViT minus CNN with its paired interval,
-    the p-value (raw and Holm-adjusted), and the verdict; `reason` says why a finding was not checked."""
+    the p-value (raw and Holm-adjusted), and the verdict; `reason` says why a finding was not checked. protocol:
+    the finding's protocol parts as each model's run applied them ({"vit": {part: name}, "cnn": {...}});
+    other_protocol: how they differ from the paper's, where they do."""
 
     finding: Finding
     vit: str | None
@@ -222,6 +270,8 @@ class FindingCheck:
     num_units: int | None = None
     verdict: str = "not checked"
     reason: str | None = None
+    protocol: Mapping[str, Mapping[str, str | None]] | None = None
+    other_protocol: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -242,6 +292,8 @@ class FindingCheck:
             "num_units": self.num_units,
             "verdict": self.verdict,
             "reason": self.reason,
+            "protocol": None if self.protocol is None else {k: dict(v) for k, v in self.protocol.items()},
+            "other_protocol": self.other_protocol,
         }
 
 
@@ -270,14 +322,58 @@ def _estimate(finding: Finding, model: RunModel) -> Estimator:
         raise MissingData(f"{model.key}: {reason}") from None
 
 
+def applied_part(model: RunModel, data: str, part: str) -> str | None:
+    """The name of protocol `part` that a model's run applied to `data` (a benchmark, or a probe: its preprocessing
+    is that of the benchmark it read, its other parts its params); None where the run recorded none."""
+    if data in PROBES.names():
+        probe = model.probe(data) or {}
+        if part != "preprocessing":
+            found = probe.get(part, (probe.get("params") or {}).get(part))
+            return None if found is None else str(found)
+        data = str(probe.get("benchmark") or "imagenet-val")
+    return model.applied_protocol(data).get(part)
+
+
+def protocol_of(
+    finding: Finding, vit: RunModel, cnn: RunModel
+) -> tuple[dict[str, dict[str, str | None]], str]:
+    """The finding's protocol parts as each run applied them ({"vit": {part: name}, "cnn": ...}), and how they
+    differ from the paper's, in words ("" when they do not): a part the paper names for a role must be that name
+    (a run that did not record it differs), one it does not must be the same for both (recorded by both or by
+    neither: runs written before the part was recorded)."""
+    applied = {
+        role: {p.part: applied_part(model, finding.data, p.part) for p in finding.protocol}
+        for role, model in (("vit", vit), ("cnn", cnn))
+    }
+    differences = []
+    for part in finding.protocol:
+        ours = (applied["vit"][part.part], applied["cnn"][part.part])
+        papers = (part.vit, part.cnn)
+        if papers == (None, None) and ours[0] != ours[1]:
+            differences.append(
+                f"{part.part}: ViT {ours[0] or 'not recorded'}, CNN {ours[1] or 'not recorded'}"
+            )
+        elif any(paper is not None and paper != mine for paper, mine in zip(papers, ours, strict=True)):
+            differences.append(
+                f"{part.part}: ViT {ours[0] or 'not recorded'}, CNN {ours[1] or 'not recorded'} here; the "
+                f"paper's ViT {part.vit or 'any'}, "
+                f"CNN {part.cnn or 'any'}"
+            )
+    return applied, "; ".join(differences)
+
+
 def check_findings(
     vit: Sequence[RunModel],
     cnn: Sequence[RunModel],
     findings: Sequence[Finding],
     settings: UncertaintySettings,
+    *,
+    check_other_protocols: bool = False,
 ) -> list[FindingCheck]:
     """Each finding on the pair (each member given as the run models that stand for it, read in order), with Holm's
-    correction over the findings that could be checked."""
+    correction over the findings that could be checked. A pair whose runs differ from the finding's protocol
+    (`protocol_of`) is not checked ("other protocol (...)"), unless `check_other_protocols`: then it is checked
+    and its verdict ends in "under another protocol"."""
     checks: list[FindingCheck] = []
     tested: list[int] = []
     for finding in findings:
@@ -290,6 +386,13 @@ def check_findings(
             )
             checks.append(FindingCheck(finding, a and a.key, b and b.key, reason=lacking))
             continue
+        protocol, other = protocol_of(finding, a, b)
+        if other and not check_other_protocols:
+            reason = f"other protocol ({other})"
+            checks.append(
+                FindingCheck(finding, a.key, b.key, reason=reason, protocol=protocol, other_protocol=other)
+            )
+            continue
         try:
             estimator_a, estimator_b = _estimate(finding, a), _estimate(finding, b)
             comparison = paired_comparison(
@@ -300,7 +403,10 @@ def check_findings(
                 seed=derived_seed(settings.seed, "finding", finding.name),
             )
         except (LookupError, ValueError) as error:
-            checks.append(FindingCheck(finding, a.key, b.key, reason=str(error).strip("'\"")))
+            reason = str(error).strip("'\"")
+            checks.append(
+                FindingCheck(finding, a.key, b.key, reason=reason, protocol=protocol, other_protocol=other)
+            )
             continue
         tested.append(len(checks))
         checks.append(
@@ -314,6 +420,8 @@ def check_findings(
                 test="McNemar exact" if comparison.mcnemar is not None else "paired bootstrap",
                 p_value=comparison.p_value,
                 num_units=comparison.num_units,
+                protocol=protocol,
+                other_protocol=other or None,
             )
         )
     adjusted = holm_adjust([checks[i].p_value for i in tested])
@@ -324,6 +432,8 @@ def check_findings(
         verdict = _verdict(
             check.finding.direction, difference.get("low"), difference.get("high"), p_holm, alpha
         )
+        if check.other_protocol:
+            verdict = f"{verdict} {UNDER_ANOTHER_PROTOCOL}"
         checks[index] = replace(check, p_holm=float(p_holm), verdict=verdict)
     return checks
 
@@ -382,9 +492,11 @@ def findings_for(
     results: Sequence[Mapping[str, Any]],
     settings: UncertaintySettings | None = None,
     run_models: RunModels | None = None,
+    *,
+    check_other_protocols: bool = False,
 ) -> list[tuple[Pairing, list[FindingCheck]]]:
     """Every pair the runs hold (`pairings`) with the checks of its paper's findings; `run_models` shares the
-    models' predictions with other sections."""
+    models' predictions with other sections; `check_other_protocols`: see `check_findings`."""
     if not results:
         return []
     settings = settings or run_settings(results[0])
@@ -393,22 +505,28 @@ def findings_for(
     for pairing in pairings(results):
         vit = [run_models(place) for place in pairing.vit]
         cnn = [run_models(place) for place in pairing.cnn]
-        out.append((pairing, check_findings(vit, cnn, findings_of(pairing.paper), settings)))
+        checks = check_findings(
+            vit, cnn, findings_of(pairing.paper), settings, check_other_protocols=check_other_protocols
+        )
+        out.append((pairing, checks))
     return out
 
 
 __all__ = [
     "FINDINGS",
     "FINDING_VERDICTS",
+    "UNDER_ANOTHER_PROTOCOL",
     "Finding",
     "FindingCheck",
     "MissingData",
     "Pairing",
+    "applied_part",
     "check_findings",
     "findings_for",
     "findings_of",
     "get_finding",
     "headline_quantity",
     "pairings",
+    "protocol_of",
     "register_finding",
 ]

@@ -1,7 +1,7 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""`vitrobust report DIR [DIR ...] [--output DIR] [--confidence-level ...]`: report.md and report.html rebuilt from
-run folders (several merged side by side), with the intervals and model comparisons recomputed from the predictions
-files (`hf_vitrobust.analysis.analyze`) under the settings given."""
+"""`vitrobust report DIR [DIR ...] [--output DIR] [--confidence-level ...] [--check-other-protocols]`: report.md and
+report.html rebuilt from run folders (several merged side by side), with the intervals, model comparisons and
+findings recomputed from the predictions files (`hf_vitrobust.analysis.analyze`) under the settings given."""
 
 from __future__ import annotations
 
@@ -20,6 +20,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     report.add_argument("dirs", nargs="+", metavar="DIR", help="run folders (or results.json files)")
     report.add_argument("--output", help="where to write the report (default: the first DIR)")
+    report.add_argument(
+        "--check-other-protocols",
+        action="store_true",
+        help="check the papers' findings also on pairs whose runs differ from the paper's protocol (e.g. BiT-M not "
+        "squashed to 224); their verdicts say 'under another protocol' (default: such a finding is not checked)",
+    )
     add_uncertainty_arguments(
         report, "default: each run's own settings; recomputed from the predictions files"
     )
@@ -37,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         given = uncertainty_kwargs(args)
         settings = run_settings(merged[0], **given) if given else None
         # Intervals and comparisons come from the predictions files, so they follow the settings given here.
-        analyze(merged, settings).store(merged)
+        analyze(merged, settings, check_other_protocols=args.check_other_protocols).store(merged)
     except (ValueError, FileNotFoundError) as err:
         raise CLIError(str(err)) from err
     output = Path(args.output) if args.output else Path(args.dirs[0])

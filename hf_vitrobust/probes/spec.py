@@ -199,12 +199,24 @@ def grid_index(values: Sequence[Any], wanted: float) -> int:
 
 
 @dataclass(frozen=True)
+class ProtocolPart:
+    """One protocol part of a claim's quantity that the runs decide (`analysis.protocols`' "preprocessing" or
+    "release_encoding" of the data it reads, or a probe's protocol param such as "hole"), with the name the paper
+    used for its ViT and for its CNN; None where the paper's is not named: the two models must then share one."""
+
+    part: str
+    vit: str | None = None
+    cnn: str | None = None
+
+
+@dataclass(frozen=True)
 class Claim:
     """A paper's claim about ViTs against CNNs, checked on a pair of models (`analysis.findings`).
 
     name: a slug; paper: "paul-chen" or "park-kim"; claim: the claim as a reader states it; source: where the paper
-    makes it; quantity: what is compared, with its unit; direction: +1 when the paper finds the ViT's quantity
-    higher, -1 lower."""
+    makes it (figure or table); quantity: what is compared, with its unit; direction: +1 when the paper finds the
+    ViT's quantity higher, -1 lower; protocol: the parts of the quantity's protocol the runs decide
+    (`ProtocolPart`): a pair whose runs differ in any is not checked unless asked."""
 
     name: str
     paper: str
@@ -212,6 +224,7 @@ class Claim:
     source: str
     quantity: str
     direction: int
+    protocol: tuple[ProtocolPart, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -518,6 +531,7 @@ __all__ = [
     "ProbeNotApplicable",
     "ProbeSpec",
     "ProbeValue",
+    "ProtocolPart",
     "chunk_seed",
     "get_probe",
     "grid_index",

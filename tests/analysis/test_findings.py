@@ -54,8 +54,20 @@ def _fourier(deltas: np.ndarray) -> dict:
     }
 
 
+#: The preprocessing Paul & Chen's notebooks gave each role on ImageNet-A/R/O (their published rows' protocols).
+PAPERS_RESIZE = {VIT: {"imagenet-a": "native-resize"}, CNN: {"imagenet-a": "squash-224"}}
+
+
 def _model(
-    spec: str, *, a: float, contrast: float, occlusion: float, delta: float, n: int, seed: int
+    spec: str,
+    *,
+    a: float,
+    contrast: float,
+    occlusion: float,
+    delta: float,
+    n: int,
+    seed: int,
+    applied: dict[str, str] | None = None,
 ) -> Model:
     rng = np.random.default_rng(seed)
     cells = {("contrast", 5): _flags(n, contrast, seed + 1), ("fog", 5): _flags(n, 0.5, seed + 2)}
@@ -67,6 +79,7 @@ def _model(
         spec,
         {"imagenet-a": accuracy_frame(_flags(n, a, seed + 6)), "imagenet-c": cell_frame(cells)},
         probes={"occlusion": _occlusion(curve), "feature_fourier": _fourier(deltas)},
+        applied=PAPERS_RESIZE[spec] if applied is None else applied,
     )
 
 
@@ -84,12 +97,13 @@ def _checks(vit: RunModel, cnn: RunModel, names=PAIRED):
 
 def test_findings_that_hold_and_findings_reversed(tmp_path):
     # The paper's directions: ViT above on ImageNet-A and occlusion, below on contrast s5 and Δ log amplitude.
-    papers = _model(VIT, a=0.30, contrast=0.10, occlusion=0.70, delta=-1.0, n=400, seed=0)
-    other = _model(CNN, a=0.08, contrast=0.45, occlusion=0.45, delta=0.5, n=400, seed=10)
-    vit, cnn = _pair(tmp_path / "holds", papers, other)
+    papers = dict(a=0.30, contrast=0.10, occlusion=0.70, delta=-1.0, n=400, seed=0)
+    other = dict(a=0.08, contrast=0.45, occlusion=0.45, delta=0.5, n=400, seed=10)
+    vit, cnn = _pair(tmp_path / "holds", _model(VIT, **papers), _model(CNN, **other))
     holds = _checks(vit, cnn)
     assert {name: c.verdict for name, c in holds.items()} == dict.fromkeys(PAIRED, "holds")
-    reversed_ = _checks(cnn, vit)
+    # The same predictions with the roles' numbers swapped (each role keeps the paper's preprocessing).
+    reversed_ = _checks(*_pair(tmp_path / "reversed", _model(VIT, **other), _model(CNN, **papers)))
     assert {name: c.verdict for name, c in reversed_.items()} == dict.fromkeys(PAIRED, "reversed")
     for name, check in holds.items():
         assert check.difference["estimate"] == pytest.approx(check.vit_value - check.cnn_value), name
@@ -158,7 +172,11 @@ def test_a_small_difference_on_few_images_is_not_resolved(tmp_path):
 
 def test_missing_data_and_disjoint_images_are_not_checked(tmp_path):
     full = _model(VIT, a=0.3, contrast=0.1, occlusion=0.7, delta=-1.0, n=50, seed=6)
-    bare = Model(CNN, {"imagenet-a": accuracy_frame(_flags(50, 0.1, 7), prefix="elsewhere")})
+    bare = Model(
+        CNN,
+        {"imagenet-a": accuracy_frame(_flags(50, 0.1, 7), prefix="elsewhere")},
+        applied=PAPERS_RESIZE[CNN],
+    )
     vit, cnn = _pair(tmp_path, full, bare)
     checks = _checks(vit, cnn)
     assert {c.verdict for c in checks.values()} == {"not checked"}

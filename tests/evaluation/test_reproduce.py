@@ -122,7 +122,7 @@ def test_the_offline_default_marks_every_number_not_comparable_and_writes_the_se
     # The findings were checked with the stand-in on both sides: every difference is 0, none resolved.
     [group] = record["findings"]
     checks = {c["finding"]: c for c in group["checks"]}
-    for name in ("contrast-severity-5", "occlusion", "imagenet-c-mce"):
+    for name in ("contrast-severity-5", "occlusion", "imagenet-c-severity-5"):
         assert checks[name]["verdict"] == "not resolved" and checks[name]["difference"]["estimate"] == 0.0
     assert checks["imagenet-a"]["verdict"] == "not checked"
     report = (output / "report.md").read_text()
