@@ -228,20 +228,24 @@ def file_name(entry: str) -> str:
 class ListMatch:
     """Where a list's images are among a benchmark's samples.
 
-    positions: (M,) int64 positions of the matched samples, in the list's order, each image once (a list drawn
-        with replacement names some images twice; a sample is evaluated once). entries: the list entry of each.
+    positions: (M,) int64 positions of the samples of the matched entries, in the list's order, one per entry: a
+        list drawn with replacement names some images twice, and each entry is its own evaluation (Paul & Chen's
+        notebooks scored all 1,000 entries of theirs, duplicates included). entries: the list entry of each;
+        entry_indices: each one's index in the list (what keys an entry's own randomness, e.g. its Cutout hole).
     listed: the list's length; unique: its distinct file names; missing: the distinct file names no sample has.
     """
 
     positions: tuple[int, ...]
     entries: tuple[str, ...]
+    entry_indices: tuple[int, ...]
     listed: int
     unique: int
     missing: tuple[str, ...]
 
 
 def match_image_list(entries: Sequence[str], sample_ids: Sequence[str]) -> ListMatch:
-    """Match a list's entries to samples by file name (the last "/" part of each sample id).
+    """Match a list's entries to samples by file name (the last "/" part of each sample id), every entry, so an
+    image the list names twice is matched twice.
 
     Raises ValueError when two samples share a listed file name (ambiguous), or when no listed image is found and
     the sample ids carry no file names (Hub and parquet sources number their rows, "row-000123": there is nothing
@@ -255,18 +259,18 @@ def match_image_list(entries: Sequence[str], sample_ids: Sequence[str]) -> ListM
             clashes.add(key)
         by_name[key] = position
     seen: set[str] = set()
-    positions, matched, missing = [], [], []
-    for entry in entries:
+    positions, matched, indices, missing = [], [], [], []
+    for index, entry in enumerate(entries):
         key = file_name(entry)
-        if key in seen:
-            continue
+        first = key not in seen
         seen.add(key)
         if key in clashes:
             raise ValueError(f"Listed image {key!r} matches several samples; cannot select by file name.")
         if key in by_name:
             positions.append(by_name[key])
             matched.append(entry)
-        else:
+            indices.append(index)
+        elif first:
             missing.append(key)
     if not positions and entries:
         ids = [str(s) for s in sample_ids[:3]]
@@ -279,7 +283,9 @@ def match_image_list(entries: Sequence[str], sample_ids: Sequence[str]) -> ListM
         raise ValueError(
             f"None of the {len(seen)} listed images is among the samples (first sample ids: {ids})."
         )
-    return ListMatch(tuple(positions), tuple(matched), len(entries), len(seen), tuple(missing))
+    return ListMatch(
+        tuple(positions), tuple(matched), tuple(indices), len(entries), len(seen), tuple(missing)
+    )
 
 
 __all__ = [

@@ -49,7 +49,7 @@ def select_images(
         only on the seed and the set of sample ids, not on their order, the batch size or the number of processes.
     "correct": the first `num_images` positions whose prediction equals the label (labels >= 0), in stream order.
     "first": the first `num_images` positions.
-    "image-list:<name>": the samples whose file names the list names (`select_listed_images`), in its order.
+    "image-list:<name>": the sample of each entry of the list, by file name (`select_listed_images`), in its order.
     num_images None: every eligible sample.
     """
     if not (isinstance(selection, str) and selection.startswith(IMAGE_LIST_SELECTION)) and (
@@ -93,8 +93,21 @@ def select_listed_images(
     sample_ids: Sequence[str],
     labels: np.ndarray | Sequence[int] | None = None,
 ) -> np.ndarray:
-    """Positions (int64) of the samples a shipped image list names, matched by file name, in the list's order,
-    each image once (the first `num_images` of them; None: all).
+    """Positions (int64) of the samples a shipped image list names, one per entry in the list's order (an image
+    listed twice comes twice), the first `num_images` of them (None: all); see `select_listed_entries`."""
+    return select_listed_entries(list_name, num_images, sample_ids, labels)[0]
+
+
+def select_listed_entries(
+    list_name: str,
+    num_images: int | None,
+    sample_ids: Sequence[str],
+    labels: np.ndarray | Sequence[int] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, entry indices), both (M,) int64: the sample of each matched entry of a shipped image list,
+    matched by file name, in the list's order, and the entry's index in the list (the first `num_images`; None:
+    all). Each entry is its own evaluation, duplicates included, as Paul & Chen's notebooks scored their list; the
+    entry index keys its randomness, so an image listed twice gets two Cutout holes.
 
     A protocol may fix its images by such a list (Paul & Chen's notebooks did); the list's entries are
     "val/<wnid>/ILSVRC2012_val_XXXXXXXX.JPEG" and a sample matches by the last part of its sample id (local
@@ -116,6 +129,7 @@ def select_listed_images(
             len(match.positions),
         )
     positions = np.asarray(match.positions, dtype=np.int64)
+    indices = np.asarray(match.entry_indices, dtype=np.int64)
     if labels is not None:
         to_index = imagenet_wnid_to_index()
         labels = np.asarray(labels)
@@ -130,7 +144,9 @@ def select_listed_images(
                 f"(e.g. {file_name(match.entries[first])}: label {int(found[first])}, listed as {wnids[first]} = "
                 f"{int(listed[first])}); is this ImageNet-1k validation?"
             )
-    return positions if num_images is None else positions[: int(num_images)]
+    if num_images is not None:
+        positions, indices = positions[: int(num_images)], indices[: int(num_images)]
+    return positions, indices
 
 
 #: The prediction columns the image selection reads.
@@ -140,9 +156,11 @@ SELECTION_COLUMNS = ("sample_id", "label", "prediction", "shard", "position")
 def select_probe_places(
     probes: Sequence[Any], frames: Mapping[str, pd.DataFrame | Predictions], seed: int
 ) -> dict[str, list[tuple[int, int]]]:
-    """Probe name -> the (shard, position) of its images, chosen by `select_images` from the clean predictions of
-    its benchmark (`frames`: benchmark -> predictions, a frame or the file, of which only `SELECTION_COLUMNS` are
-    read); probes whose benchmark was not run are left out."""
+    """Probe name -> the (shard, position, key) of its images, chosen by `select_images` from the clean predictions
+    of its benchmark (`frames`: benchmark -> predictions, a frame or the file, of which only `SELECTION_COLUMNS` are
+    read); probes whose benchmark was not run are left out. key: what keys the image's randomness in the probe,
+    None for the sample's own id; an image-list selection gives each entry's index in the list, so an image listed
+    twice is two evaluations with their own randomness."""
     selections = {}
     read: dict[str, pd.DataFrame] = {}
     for spec in probes:
@@ -151,21 +169,47 @@ def select_probe_places(
         if spec.benchmark not in read:
             read[spec.benchmark] = as_predictions(frames[spec.benchmark]).frame(SELECTION_COLUMNS)
         frame = read[spec.benchmark]
-        selected = select_images(
-            get_probe(spec.name).selection_for(spec.params),
-            spec.num_images,
-            frame["sample_id"].tolist(),
-            frame["label"].to_numpy(),
-            frame["prediction"].to_numpy(),
-            seed,
-        )
+        selection = get_probe(spec.name).selection_for(spec.params)
+        ids, labels = frame["sample_id"].tolist(), frame["label"].to_numpy()
+        if selection.startswith(IMAGE_LIST_SELECTION):
+            check_seed(seed)
+            selected, indices = select_listed_entries(
+                selection[len(IMAGE_LIST_SELECTION) :], spec.num_images, ids, labels
+            )
+            keys = indices.tolist()
+        else:
+            selected = select_images(
+                selection, spec.num_images, ids, labels, frame["prediction"].to_numpy(), seed
+            )
+            keys = [None] * len(selected)
         rows = np.asarray(selected, dtype=np.int64)
         shards, positions = (
             frame["shard"].to_numpy()[rows].tolist(),
             frame["position"].to_numpy()[rows].tolist(),
         )
-        selections[spec.name] = list(zip(shards, positions, strict=True))
+        selections[spec.name] = list(zip(shards, positions, keys, strict=True))
     return selections
 
 
-__all__ = ["SELECTIONS", "SELECTION_COLUMNS", "select_images", "select_listed_images", "select_probe_places"]
+def keyed_rows(
+    found: Mapping[tuple[int, int], tuple[Any, int, int]], places: Sequence[Sequence[Any]]
+) -> list[tuple[Any, int, int]]:
+    """(pixels, label, key) of each (shard, position, key) place that `found` holds (`read_places`' (pixels,
+    label, sample id) per place), in order: the key is the sample id unless the place gives one (a list's entry)."""
+    rows = []
+    for shard, position, key in places:
+        if (shard, position) in found:
+            pixels, label, sample_id = found[(shard, position)]
+            rows.append((pixels, label, sample_id if key is None else int(key)))
+    return rows
+
+
+__all__ = [
+    "SELECTIONS",
+    "SELECTION_COLUMNS",
+    "keyed_rows",
+    "select_images",
+    "select_listed_entries",
+    "select_listed_images",
+    "select_probe_places",
+]

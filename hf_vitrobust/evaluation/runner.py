@@ -48,7 +48,7 @@ from .chunk_batches import ChunkBatcher
 from .config import PRECISIONS, EvaluationConfig, EvaluationError
 from .distributed import ProcessGroup, process_group
 from .model_input import ModelEntry, model_input
-from .probe_images import select_probe_places
+from .probe_images import keyed_rows, select_probe_places
 from .progress import RunProgress, done_positions, skipped_lines
 from .run_lock import RunFolderBusy, RunLock
 from .store import (
@@ -391,7 +391,7 @@ class Runner:
         needed: dict[str, set[tuple[int, int]]] = {}
         for spec, _task, chunks, _store, mine in jobs:
             for index in mine:
-                needed.setdefault(spec.benchmark, set()).update(map(tuple, chunks[index]))
+                needed.setdefault(spec.benchmark, set()).update((s, p) for s, p, _key in chunks[index])
         inputs = {
             name: read_places(plans[name], entry.inputs[name].classifier.preprocessing, wanted)
             for name, wanted in needed.items()
@@ -402,7 +402,7 @@ class Runner:
             with self._progress(f"{entry.key} probe {spec.name}", owned, "chunk", owned - len(mine)) as bar:
                 for index in mine:
                     found = inputs[spec.benchmark]
-                    rows = [found[tuple(place)] for place in chunks[index] if tuple(place) in found]
+                    rows = keyed_rows(found, chunks[index])
                     pixels = torch.stack([r[0] for r in rows]).to(classifier.device)
                     labels = torch.tensor([r[1] for r in rows], dtype=torch.int64, device=classifier.device)
                     ids = torch.tensor([r[2] for r in rows], dtype=torch.int64, device=classifier.device)

@@ -299,8 +299,9 @@ def _occlusion_sweep(
 # Merge: the means over images are count-weighted means of the chunks' means; "num_correct" (correct images per
 # ratio) adds up, and gives the accuracies' Wilson intervals over images; "per_image" keeps each image's sample id
 # and 0/1 correctness at every ratio (ascending), which paired comparisons of two models need.
-# Task setting "image_list": run on the images of a shipped list (Paul & Chen's "paul-chen-occlusion-1k"), matched
-# by file name, instead of a random draw.
+# Task setting "image_list": run on the entries of a shipped list (Paul & Chen's "paul-chen-occlusion-1k"), matched
+# by file name, instead of a random draw. Each entry is one evaluation, duplicates included (their notebooks scored
+# all 1,000 entries of a list of 991 distinct images), keyed by its index in the list: its own hole.
 _TASK_KEYS = ("image_list",)
 
 
@@ -352,13 +353,13 @@ def _merge(partials: list) -> dict:
     }
     name = same_setting(partials, "image_list")
     if name is not None:
-        # Each listed image is evaluated once; "not_evaluated": listed images the data lacks (or beyond num_images).
-        unique = len({file_name(entry) for entry in image_list(name)})
+        # Each entry is one evaluation; "not_evaluated": entries whose image the data lacks (or beyond num_images).
+        entries = image_list(name)
         merged["image_list"] = {
             "name": name,
-            "listed": len(image_list(name)),
-            "unique": unique,
-            "not_evaluated": unique - merged["num_samples"],
+            "listed": len(entries),
+            "unique": len({file_name(entry) for entry in entries}),
+            "not_evaluated": len(entries) - merged["num_samples"],
         }
     merged["num_correct"] = summed_counts(partials, "num_correct", "accuracy")
     merged[PER_IMAGE] = merged_per_image(partials)

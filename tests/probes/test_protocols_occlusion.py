@@ -19,13 +19,21 @@ import re
 import struct
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import albumentations as A
 import numpy as np
+import pandas as pd
 import pytest
 import torch
-from probe_models import random_images, transformers_vit
+from probe_models import NUM_CLASSES, random_images, transformers_vit
+from reproduction_runs import Model, accuracy_frame, write_run
 
+from hf_vitrobust.analysis.published import published_numbers
+from hf_vitrobust.analysis.published_vs_ours import compare_published
+from hf_vitrobust.analysis.results import load_results, merge_results
+from hf_vitrobust.analysis.run_models import RunModel
+from hf_vitrobust.analysis.uncertainty import UncertaintySettings
 from hf_vitrobust.corruptions.occlusion import cutout, hole_side
 from hf_vitrobust.data.image_lists import (
     IMAGE_LISTS,
@@ -35,7 +43,12 @@ from hf_vitrobust.data.image_lists import (
     match_image_list,
     read_pickled_names,
 )
-from hf_vitrobust.evaluation.probe_images import select_images, select_listed_images
+from hf_vitrobust.evaluation.probe_images import (
+    keyed_rows,
+    select_images,
+    select_listed_images,
+    select_probe_places,
+)
 from hf_vitrobust.models.imagenet import imagenet_wnid_to_index
 from hf_vitrobust.probes.occlusion import (
     albumentations_centres,
@@ -284,8 +297,11 @@ def test_select_by_list_matches_file_names_and_counts_missing(caplog):
     )
     with caplog.at_level("WARNING"):
         positions = select_images(f"image-list:{LIST_NAME}", None, ids, labels, labels, seed=3)
-    expected = [ids.index("/".join(e.split("/")[1:])) for e in unique[::2]]
-    assert positions.dtype == np.int64 and positions.tolist() == expected  # in the list's order, each once
+    kept = set(unique[::2])
+    expected = [ids.index("/".join(e.split("/")[1:])) for e in entries if e in kept]
+    # One position per entry, in the list's order: an image listed twice comes twice.
+    assert positions.dtype == np.int64 and positions.tolist() == expected
+    assert len(expected) > len(kept)
     assert f"{len(unique) - len(unique[::2])} of its 991 images are not in the data" in caplog.text
     assert select_listed_images(LIST_NAME, 5, ids, labels).tolist() == expected[:5]
     swapped = labels.copy()
@@ -316,7 +332,85 @@ def test_occlusion_task_selects_by_list_and_reports_it(vit):
     assert merged["hole"] == "albumentations-1"
     assert merged["accuracy"] == pytest.approx(whole.accuracy, abs=1e-9)
     assert merged["confidence"] == pytest.approx(whole.confidence, abs=1e-6)
-    assert merged["image_list"] == {"name": LIST_NAME, "listed": 1000, "unique": 991, "not_evaluated": 985}
+    assert merged["image_list"] == {"name": LIST_NAME, "listed": 1000, "unique": 991, "not_evaluated": 994}
     plain = task.merge([task.run(vit, pixels, labels, ids, 3, task.check_params({"ratios": [0.0, 0.5]}))])
     assert "image_list" not in plain and plain["hole"] == "exact-area"
     assert math.isclose(plain["confidence"][0], merged["confidence"][0], abs_tol=1e-6)
+
+
+def test_every_listed_entry_is_one_evaluation_with_its_own_hole_and_the_rows_compare(vit, tmp_path):
+    """The shipped list through the runner's selection (`select_probe_places`, `keyed_rows`) and the probe: 1,000
+    evaluations of 991 images, duplicates with holes of their own, and the published rows compare (no "other
+    images": 1,000 here as published)."""
+    entries = list(image_list(LIST_NAME))
+    unique = list(dict.fromkeys(entries))
+    ids, labels = local_ids(unique)
+    order = np.random.default_rng(1).permutation(len(ids))  # the data's order is not the list's
+    ids, labels = [ids[i] for i in order], labels[order]
+    frame = pd.DataFrame(
+        {"sample_id": ids, "label": labels, "prediction": labels, "shard": 0, "position": np.arange(len(ids))}
+    )
+    params = PROBES["occlusion"].check_params({"image_list": LIST_NAME, "hole": "albumentations-1"})
+    assert "ratios" not in params  # the default ratios, the notebooks' (0, 0.05, 0.1, 0.2, 0.5)
+    spec = SimpleNamespace(name="occlusion", benchmark="imagenet-val", params=params, num_images=None)
+    places = select_probe_places([spec], {"imagenet-val": frame}, seed=3)["occlusion"]
+    assert len(places) == 1000 and [key for _, _, key in places] == list(range(1000))
+    assert [ids[position] for _, position, _ in places] == ["/".join(e.split("/")[1:]) for e in entries]
+    # What read_places gives: (pixels, label, stable sample id) per place, each image once.
+    pixels = random_images(len(ids), seed=5)
+    found = {(0, p): (pixels[p], int(labels[p]) % NUM_CLASSES, 10_000 + p) for p in range(len(ids))}
+    seen = []
+    hook = vit.register_forward_hook(lambda module, args, output: seen.append(len(args[0])))
+    task, partials, keys = PROBES["occlusion"], [], []
+    size = task.chunk_length(params)
+    for start in range(0, len(places), size):
+        rows = keyed_rows(found, places[start : start + size])
+        chunk_ids = torch.tensor([r[2] for r in rows])
+        keys += chunk_ids.tolist()
+        batch = torch.stack([r[0] for r in rows]), torch.tensor([r[1] for r in rows]), chunk_ids
+        partials.append(task.run(vit, *batch, 3, params))
+    hook.remove()
+    merged = task.merge(partials)
+    assert sum(seen) == 5 * 1000  # every entry at every ratio
+    assert merged["num_samples"] == 1000 and merged["per_image"]["keys"] == list(range(1000))
+    assert merged["image_list"] == {"name": LIST_NAME, "listed": 1000, "unique": 991, "not_evaluated": 0}
+    # The nine images listed twice: the two entries of each get two different holes.
+    twice = {}
+    for index, entry in enumerate(entries):
+        twice.setdefault(entry, []).append(index)
+    pairs = [indices for indices in twice.values() if len(indices) == 2]
+    assert len(pairs) == 9
+    image = pixels[:1].expand(2, -1, -1, -1)
+    for first, second in pairs:
+        masked = albumentations_cutout(image, 0.5, seed=3, sample_ids=torch.tensor([first, second]))
+        assert not torch.equal(masked[0], masked[1])
+    # The published rows of the notebooks compare: our count is theirs, 1,000.
+    probe = {**merged, "benchmark": "imagenet-val", "params": params}
+    folder = write_run(
+        tmp_path / "run",
+        [
+            Model(
+                "google/vit-large-patch16-224",
+                {"imagenet-val": accuracy_frame(np.ones(50, dtype=bool))},
+                probes={"occlusion": probe},
+                applied={"imagenet-val": "native-resize"},
+            )
+        ],
+    )
+    run = merge_results(load_results([folder]))[0]
+    model = RunModel(run, run["models"][0]["key"])
+    settings = UncertaintySettings(confidence_level=0.95, num_resamples=100, seed=0)
+    rows = [
+        r for r in published_numbers("paul-chen") if r.row_id.startswith("paul-chen/occlusion/top1/vit-l16")
+    ]
+    assert len(rows) == 5
+    for row in rows:
+        comparison = compare_published(row, model, settings)
+        assert comparison.ours.num_images == 1000
+        assert "other images" not in [kind for kind, _ in comparison.reasons], comparison.reason_text()
+    # Scored once per distinct image, as before, the same row was "other images: 991 here, 1,000 published".
+    once = {**probe, "num_samples": 991, "num_correct": [int(c * 991 / 1000) for c in merged["num_correct"]]}
+    folder = write_run(tmp_path / "once", [Model("google/vit-large-patch16-224", probes={"occlusion": once})])
+    run = merge_results(load_results([folder]))[0]
+    earlier = compare_published(rows[-1], RunModel(run, run["models"][0]["key"]), settings)
+    assert "other images" in [kind for kind, _ in earlier.reasons] and "991" in earlier.reason_text()
