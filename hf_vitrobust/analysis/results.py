@@ -12,7 +12,10 @@ refuses to continue them. Top-level keys:
   processes, chunk size, device), environment (Python, platform, library versions, devices);
 - provenance: the package's version and the git commit of the checkout it ran from (`provenance`; None when it
   is not a checkout), git_dirty True where that checkout had uncommitted changes;
-- models: [{key, spec, name, kind, num_classes, input_size, num_parameters}];
+- models: [{key, spec, name, kind, num_classes, input_size, num_parameters, stored_dtype (the dtype its weights
+  were stored in, "bfloat16+float32" when mixed, None when unknown), run_dtype (its weights' dtype in the run:
+  float32 unless asked; the benchmark passes add settings.precision's autocast)}]; runs written before these two
+  keys lack them;
 - benchmarks: {name: {task, kind (how it is scored and shown: `Benchmark.kind`; runs written before it was
   recorded get it from the benchmark registry by name, "other" for unknown names: `benchmark_kind`), label_space, source (the source's provenance), generated (True for ImageNet-C/-P
   corrupted on the fly, False for the released files), num_samples, skipped (counts, reasons, examples), options,

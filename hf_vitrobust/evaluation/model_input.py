@@ -138,6 +138,10 @@ class ModelEntry:
             "num_classes": self.classifier.num_classes,
             "input_size": list(self.classifier.input_size),
             "num_parameters": int(sum(p.numel() for p in module.parameters())),
+            # The dtype the weights were stored in and the one the model ran in (the benchmark passes add the
+            # run's `precision` autocast on top).
+            "stored_dtype": self.classifier.stored_dtype,
+            "run_dtype": str(self.classifier.dtype).removeprefix("torch."),
         }
 
     def check_probes(self, probes: Sequence[SuiteProbe]) -> None:

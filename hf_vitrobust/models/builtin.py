@@ -26,6 +26,7 @@ from ..atomic_files import atomic_path
 from ..registry import Registry
 from .imagenet import imagenet_id2label
 from .preprocessing import Preprocessing
+from .stored_dtype import tensors_dtype
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +39,13 @@ PHOTOS_DIR = Path(__file__).resolve().parent.parent / "assets" / "photos"
 
 @dataclass(frozen=True)
 class BuiltinModel:
-    """What a builtin builder returns: the model (eval mode), its preprocessing, its class names."""
+    """What a builtin builder returns: the model (eval mode), its preprocessing, its class names and the dtype its
+    weights were stored in (`stored_dtype`; None when unknown)."""
 
     module: nn.Module
     preprocessing: Preprocessing
     id2label: dict[int, str]
+    stored_dtype: str | None = None
 
 
 #: The builders of the builtin models, by name; `load_classifier("builtin:<name>")` builds one.
@@ -160,7 +163,12 @@ def efficientnet_lite0() -> BuiltinModel:
             logger.warning("Could not cache converted weights at %s (%s).", cached, err)
     model.eval()
     preprocessing = Preprocessing.from_timm(resolve_data_config({}, model=model))
-    return BuiltinModel(module=model, preprocessing=preprocessing, id2label=imagenet_id2label())
+    return BuiltinModel(
+        module=model,
+        preprocessing=preprocessing,
+        id2label=imagenet_id2label(),
+        stored_dtype=tensors_dtype(state.values()),
+    )
 
 
 def bundled_photos() -> list[Path]:

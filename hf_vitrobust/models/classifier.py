@@ -75,6 +75,9 @@ class Classifier(nn.Module):
         preprocessing: how PIL images become this model's input.
         id2label: class index -> name; when omitted, `module.config.id2label` or "LABEL_i".
         name: a short display name; spec: how it was loaded (for reports).
+        stored_dtype: the dtype its weights were stored in ("bfloat16", "bfloat16+float32" when mixed; None when
+            not known or not loaded from files); `dtype` is the one it runs in (`load_classifier`: float32 unless
+            asked).
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class Classifier(nn.Module):
         id2label: Mapping[int, str] | None = None,
         name: str | None = None,
         spec: str | None = None,
+        stored_dtype: str | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(module, nn.Module):
@@ -95,6 +99,7 @@ class Classifier(nn.Module):
         self.kind = _detect_kind(module)
         self.name = name or type(module).__name__
         self.spec = spec or f"module:{type(module).__name__}"
+        self.stored_dtype = stored_dtype
         first = next(itertools.chain(module.parameters(), module.buffers()), None)
         device = first.device if first is not None else torch.device("cpu")
         mean = torch.tensor(preprocessing.mean, device=device).view(1, 3, 1, 1)
@@ -250,7 +255,14 @@ class Classifier(nn.Module):
                 f"{self.name} does not run at {preprocessing.input_size[0]}x{preprocessing.input_size[1]} pixels "
                 f"(its input size is {self.input_size[0]}x{self.input_size[1]})."
             )
-        view = Classifier(self.module, preprocessing, id2label=self.id2label, name=self.name, spec=self.spec)
+        view = Classifier(
+            self.module,
+            preprocessing,
+            id2label=self.id2label,
+            name=self.name,
+            spec=self.spec,
+            stored_dtype=self.stored_dtype,
+        )
         view.training = (
             self.training
         )  # a new nn.Module starts in training mode; the view keeps this one's mode

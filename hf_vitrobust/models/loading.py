@@ -19,6 +19,7 @@ from torch import nn
 from .builtin import create_builtin, list_builtin_models
 from .classifier import Classifier
 from .preprocessing import Preprocessing
+from .stored_dtype import folder_stored_dtype, hub_cache_stored_dtype
 from .timm_loading import LOCAL_DIR, is_timm_folder, load_timm
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -70,22 +71,25 @@ def _no_processor_message(spec: str, error: Exception) -> str:
 
 
 def _load_transformers(
-    spec: str, preprocessing: Preprocessing | None, dtype: torch.dtype | None, kwargs: dict[str, Any]
-) -> tuple[nn.Module, Preprocessing]:
+    spec: str, preprocessing: Preprocessing | None, dtype: torch.dtype, kwargs: dict[str, Any]
+) -> tuple[nn.Module, Preprocessing, str | None]:
+    """The model in `dtype` (transformers 5 would keep the stored dtype: its default is dtype="auto"), its
+    preprocessing and its stored dtype."""
     from transformers import AutoImageProcessor, AutoModelForImageClassification
 
-    model_kwargs = dict(kwargs)
-    if dtype is not None:
-        model_kwargs["dtype"] = dtype
-    model = AutoModelForImageClassification.from_pretrained(spec, **model_kwargs)
+    model = AutoModelForImageClassification.from_pretrained(spec, **kwargs, dtype=dtype)
+    hub_kwargs = {key: kwargs[key] for key in _HUB_KWARGS if key in kwargs}
+    if os.path.isdir(spec):
+        stored = folder_stored_dtype(os.path.join(spec, kwargs.get("subfolder") or ""))
+    else:
+        stored = hub_cache_stored_dtype(spec, **hub_kwargs)
     if preprocessing is None:
-        hub_kwargs = {key: kwargs[key] for key in _HUB_KWARGS if key in kwargs}
         try:
             processor = AutoImageProcessor.from_pretrained(spec, **hub_kwargs)
         except (OSError, ValueError) as err:
             raise ValueError(_no_processor_message(spec, err)) from err
         preprocessing = Preprocessing.from_image_processor(processor)
-    return model, preprocessing
+    return model, preprocessing, stored
 
 
 def load_classifier(
@@ -111,7 +115,9 @@ def load_classifier(
             `nn.Module`, which needs `preprocessing`.
         preprocessing: overrides the derived preprocessing (required for an nn.Module).
         id2label: overrides the class names.
-        device, dtype: where and in which floating dtype to put the model.
+        device, dtype: where and in which floating dtype to put the model. Models loaded from files run in
+            float32 unless `dtype` is given, whatever dtype their weights were stored in (that one is
+            `Classifier.stored_dtype`); an in-memory module keeps its dtype unless `dtype` is given.
         name: display name (defaults to the spec).
         **kwargs: passed to `from_pretrained` (transformers), `timm.create_model` (timm, e.g.
             `pretrained=False, num_classes=10`) or the builtin builder.
@@ -119,7 +125,9 @@ def load_classifier(
     if preprocessing is not None and not isinstance(preprocessing, Preprocessing):
         raise TypeError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}.")
     torch_dtype = _resolve_dtype(dtype)
+    run_dtype = torch_dtype or torch.float32
     labels = id2label
+    stored = None
     if isinstance(spec, nn.Module):
         if preprocessing is None:
             raise ValueError("An in-memory nn.Module needs preprocessing=Preprocessing(...).")
@@ -135,19 +143,17 @@ def load_classifier(
             module = built.module
             preprocessing = built.preprocessing if preprocessing is None else preprocessing
             labels = built.id2label if labels is None else labels
-            if torch_dtype is not None:
-                module = module.to(torch_dtype)
+            module, stored = module.to(run_dtype), built.stored_dtype
         elif spec_str.startswith("timm/") or (os.path.isdir(spec_str) and is_timm_folder(Path(spec_str))):
             # A folder written by timm (save_for_hf) is timm's format, which transformers cannot load.
             timm_name = (
                 spec_str.removeprefix("timm/") if spec_str.startswith("timm/") else LOCAL_DIR + spec_str
             )
-            module, preprocessing, timm_labels = load_timm(timm_name, preprocessing, kwargs)
+            module, preprocessing, timm_labels, stored = load_timm(timm_name, preprocessing, kwargs)
             labels = timm_labels if labels is None else labels
-            if torch_dtype is not None:
-                module = module.to(torch_dtype)
+            module = module.to(run_dtype)
         elif os.path.isdir(spec_str) or (_HUB_ID.match(spec_str) and not os.path.exists(spec_str)):
-            module, preprocessing = _load_transformers(spec_str, preprocessing, torch_dtype, kwargs)
+            module, preprocessing, stored = _load_transformers(spec_str, preprocessing, run_dtype, kwargs)
         else:
             what = (
                 "is a file, not a model folder"
@@ -157,7 +163,9 @@ def load_classifier(
             raise ValueError(f"{spec_str!r} {what}; {_accepted_forms()}")
     else:
         raise ValueError(f"Unsupported model spec of type {type(spec).__name__}; {_accepted_forms()}")
-    classifier = Classifier(module, preprocessing, id2label=labels, name=name or spec_str, spec=spec_str)
+    classifier = Classifier(
+        module, preprocessing, id2label=labels, name=name or spec_str, spec=spec_str, stored_dtype=stored
+    )
     if device is not None:
         classifier = classifier.to(torch.device(device))
     return classifier.eval()

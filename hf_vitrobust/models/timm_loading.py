@@ -25,6 +25,7 @@ from torch import nn
 
 from ..registry import did_you_mean
 from .preprocessing import Preprocessing, _pair
+from .stored_dtype import folder_stored_dtype, hub_cache_stored_dtype
 
 LOCAL_DIR = "local-dir:"
 HF_HUB = "hf-hub:"
@@ -140,11 +141,32 @@ def _timm_id2label(model: nn.Module) -> dict[int, str]:
     return {i: f"LABEL_{i}" for i in range(num_classes)}
 
 
+def _timm_stored_dtype(
+    model_name: str, source: str | None, model: nn.Module, pretrained: bool, cache_dir: Any
+) -> str | None:
+    """The dtype timm's weights were stored in (`stored_dtype`), read from the files timm loaded them from: the
+    folder, the Hub repo's cached files, or those of the pretrained config's `hf_hub_id`. None for random weights
+    and for weights that came from a URL."""
+    if not pretrained:
+        return None
+    if source == "local-dir":
+        return folder_stored_dtype(model_name.removeprefix(LOCAL_DIR))
+    if source == "hf-hub":
+        repo, _, revision = model_name.removeprefix(HF_HUB).partition("@")
+    else:
+        repo, revision = (getattr(model, "pretrained_cfg", None) or {}).get("hf_hub_id"), ""
+    if not repo:
+        return None
+    return hub_cache_stored_dtype(repo, revision=revision or None, cache_dir=cache_dir)
+
+
 def load_timm(
     name: str, preprocessing: Preprocessing | None, kwargs: dict[str, Any]
-) -> tuple[nn.Module, Preprocessing, dict[int, str]]:
+) -> tuple[nn.Module, Preprocessing, dict[int, str], str | None]:
     """The module, preprocessing (timm's data config of the model: mean, std, input size, interpolation,
-    crop_pct) and class names of a timm spec, `name` being what follows "timm/" (module docstring).
+    crop_pct), class names and stored dtype (`stored_dtype`) of a timm spec, `name` being what follows "timm/"
+    (module docstring). timm builds the model in float32 and copies the weights into it, whatever their stored
+    dtype.
 
     `kwargs` go to `timm.create_model` (e.g. `num_classes=10`, `cache_dir=...`); `pretrained` defaults to True
     (False for `random-init:`). The spec is checked before any model is built."""
@@ -190,7 +212,8 @@ def load_timm(
     if preprocessing is None:
         data_config = resolve_data_config({}, model=model)
         preprocessing = Preprocessing.from_timm(data_config, input_size=_timm_input_size(model, data_config))
-    return model, preprocessing, _timm_id2label(model)
+    stored = _timm_stored_dtype(model_name, source, model, pretrained, create_kwargs.get("cache_dir"))
+    return model, preprocessing, _timm_id2label(model), stored
 
 
 __all__ = ["HF_HUB", "LOCAL_DIR", "RANDOM_INIT", "is_timm_folder", "load_timm", "read_timm_config"]

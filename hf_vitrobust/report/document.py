@@ -172,8 +172,19 @@ def _protocols(results: Sequence[Mapping[str, Any]]) -> list[Block]:
     return blocks
 
 
+def _weights_dtype(info: Mapping[str, Any]) -> str:
+    """The dtype a model ran in, and the one its weights were stored in where that differs ("float32, stored
+    bfloat16")."""
+    run, stored = info.get("run_dtype"), info.get("stored_dtype")
+    if not run:
+        return MISSING
+    return f"{run}, stored {stored}" if stored and stored != run else str(run)
+
+
 def _models(views: Sequence[ModelView], results: Sequence[Mapping[str, Any]]) -> list[Block]:
     runs = run_names(results)
+    # Runs written before the dtypes were recorded keep their table as it was.
+    dtypes = any(v.info.get("run_dtype") for v in views)
     rows = []
     for v in views:
         info = v.info
@@ -188,8 +199,11 @@ def _models(views: Sequence[ModelView], results: Sequence[Mapping[str, Any]]) ->
             "×".join(map(str, size)) if size else MISSING,
             MISSING if params is None else f"{params / 1e6:.2f}",
         ]
+        row += [_weights_dtype(info)] if dtypes else []
         rows.append(row + ([runs[v.run]] if len(results) > 1 else []))
-    headers = ["model", "name", "spec", "kind", "classes", "input", "parameters (M)"]
+    headers = ["model", "name", "spec", "kind", "classes", "input", "parameters (M)"] + (
+        ["weights"] if dtypes else []
+    )
     return [Heading(2, "Models"), Table(headers + (["run"] if len(results) > 1 else []), rows, numeric=False)]
 
 

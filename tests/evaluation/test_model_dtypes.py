@@ -1,0 +1,51 @@
+"""A run records, per model, the dtype its weights were stored in and the dtype it ran in: a tiny ImageNet-1k ViT
+saved in bf16 is evaluated in fp32 (the default), and its results.json and report say both."""
+
+import json
+
+import torch
+from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+from hf_vitrobust.analysis.results import check_schema
+from hf_vitrobust.evaluation.config import EvaluationConfig
+from hf_vitrobust.evaluation.runner import evaluate
+from hf_vitrobust.report.document import render_markdown
+
+
+def test_a_bf16_saved_model_runs_in_fp32_and_results_json_records_both(tmp_path):
+    torch.manual_seed(0)
+    config = ViTConfig(
+        image_size=32,
+        patch_size=16,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=1000,
+    )
+    folder = tmp_path / "bf16-vit"
+    ViTForImageClassification(config).to(torch.bfloat16).save_pretrained(folder)
+    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    suite = {
+        "name": "dtypes",
+        "description": "two bundled photos",
+        "batch_size": 2,
+        "chunk_size": 2,
+        "benchmarks": {"imagenet-val": {"source": "builtin", "limit": 2}},
+    }
+    (tmp_path / "suite.json").write_text(json.dumps(suite))
+    output = tmp_path / "run"
+    evaluate(
+        EvaluationConfig(
+            models=[str(folder)], suite=str(tmp_path / "suite.json"), output=output, progress=False
+        )
+    )
+    results = json.loads((output / "results.json").read_text())
+    check_schema(results)  # the two keys are additions: the schema version readers check is unchanged
+    (model,) = results["models"]
+    assert model["stored_dtype"] == "bfloat16"
+    assert model["run_dtype"] == "float32"
+    assert results["settings"]["precision"] == "fp32"
+    assert results["benchmarks"]["imagenet-val"]["num_samples"] == 2
+    models_table = render_markdown([results], {}).split("## Models", 1)[1].split("\n## ", 1)[0]
+    assert "| weights |" in models_table and "| float32, stored bfloat16 |" in models_table
