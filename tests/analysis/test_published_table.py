@@ -92,8 +92,13 @@ def test_the_table_covers_what_the_papers_published():
         for metric in ("top-1 %", "top-5 %"):
             assert vits | bit_m <= keys(benchmark, metric), (benchmark, metric)
     assert bit_s <= keys("imagenet-a", "top-1 %") and bit_s <= keys("imagenet-a", "top-5 %")
-    assert keys("imagenet-o", "AUPR %") == vits | bit_m
-    assert all(r.read_from == "plot" and r.reading_precision > 0 for r in ROWS if r.benchmark == "imagenet-o")
+    pretraining = {
+        "vit-b16-in21k-pretraining-study",
+        "vit-b16-augreg-in1k",
+    }  # the paper's text (its own test)
+    assert keys("imagenet-o", "AUPR %") == vits | bit_m | pretraining
+    notebook_o = [r for r in ROWS if r.benchmark == "imagenet-o" and r.model_key not in pretraining]
+    assert all(r.read_from == "plot" and r.reading_precision > 0 for r in notebook_o)
     assert (
         keys("imagenet-9", "top-1 %") == keys("imagenet-9", "BG-gap (points)") == {"vit-l16", "bit-m-r101x3"}
     )
