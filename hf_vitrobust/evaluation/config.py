@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..analysis.pairings import Pairing, model_pairing
 from ..analysis.protocols import benchmark_protocol
 from ..analysis.uncertainty import DEFAULT_TARGET_HALF_WIDTH, UncertaintySettings
 from ..constants import DEFAULT_MODEL
@@ -44,6 +45,18 @@ class ResolvedRun:
     model_specs: list[str]
     benchmarks: dict[str, Benchmark]
     protocols: dict[str, dict[str, str]]
+    #: model spec -> benchmark -> the preprocessing the suite's `pairing` paper gave that model there
+    pairings: dict[str, dict[str, Pairing]] = field(default_factory=dict)
+
+    def model_preprocessing(self, spec: str, benchmark: str) -> tuple[str, Pairing | None]:
+        """The preprocessing model `spec` reads `benchmark` with: the suite's pairing for that model where it has
+        one, else the benchmark's protocol; and the pairing that chose it (None for the benchmark's protocol)."""
+        pairing = self.pairings.get(spec, {}).get(benchmark)
+        return (
+            (pairing.preprocessing, pairing)
+            if pairing
+            else (self.protocols[benchmark]["preprocessing"], None)
+        )
 
 
 @dataclass
@@ -151,6 +164,9 @@ class EvaluationConfig:
         except ValueError as error:
             raise EvaluationError(str(error)) from error
         return ResolvedRun(
+            pairings=_pairings(
+                suite, specs, {n for n, parts in self.protocols.items() if "preprocessing" in parts}
+            ),
             suite=suite,
             seed=seed,
             uncertainty=uncertainty,
@@ -160,6 +176,24 @@ class EvaluationConfig:
             benchmarks=benchmarks,
             protocols=protocols,
         )
+
+
+def _pairings(suite: Suite, specs: Sequence[str], chosen: set[str]) -> dict[str, dict[str, Pairing]]:
+    """Per model spec, the suite's pairing for each benchmark whose preprocessing neither the suite's entry nor
+    `--protocol` names (`chosen`: the benchmarks given a --protocol)."""
+    if suite.pairing is None:
+        return {}
+    open_choice = {
+        spec.name
+        for spec in suite.benchmarks
+        if "preprocessing" not in spec.protocol and spec.name not in chosen
+    }
+    probe_benchmarks = {probe.name: probe.benchmark for probe in suite.probes}
+    pairings = {}
+    for spec in specs:
+        found = model_pairing(suite.pairing, spec, probe_benchmarks, suite.benchmark_names, suite.model_pairs)
+        pairings[spec] = {name: pairing for name, pairing in found.items() if name in open_choice}
+    return pairings
 
 
 def _check_positive(name: str, value: int | None, minimum: int = 1) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.pairings import Pairing
 from ..analysis.protocols import PREPROCESSING_PROTOCOLS
 from ..data import Benchmark
 from ..models.classifier import Classifier, Preprocessing
@@ -33,10 +34,12 @@ class ModelInput:
     applied: str
     note: str | None = None
     preprocessing: dict[str, Any] = field(default_factory=dict)
+    pairing: str | None = None  # why a suite's pairing chose `requested` for this model
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "requested": self.requested,
+            "pairing": self.pairing,
             "applied": self.applied,
             "input_size": list(self.classifier.input_size),
             "preprocessing": self.preprocessing,
@@ -54,15 +57,18 @@ def _native_resize(preprocessing: Preprocessing) -> Preprocessing:
     )
 
 
-def model_input(benchmark: Benchmark, preprocessing: str, classifier: Classifier) -> ModelInput:
+def model_input(
+    benchmark: Benchmark, preprocessing: str, classifier: Classifier, *, pairing: Pairing | None = None
+) -> ModelInput:
     """The preprocessing protocol `preprocessing` applied to `classifier` for `benchmark` (see the module
-    docstring). Raises ValueError before any work when the model cannot run under it ("resize256-crop224" or
-    "squash-224" for a model that does not run at 224 pixels); "as-released" falls back to "native-resize" for such a model."""
+    docstring); `pairing`: the suite's pairing that chose it for this model, recorded. Raises ValueError before any
+    work when the model cannot run under it ("resize256-crop224" or "squash-224" for a model that does not run at 224
+    pixels); "as-released" falls back to "native-resize" for such a model."""
     own = classifier.preprocessing
 
     def made(chosen: Preprocessing, applied: str, note: str | None = None) -> ModelInput:
         view = classifier.with_preprocessing(chosen)
-        return ModelInput(view, preprocessing, applied, note, chosen.to_dict())
+        return ModelInput(view, preprocessing, applied, note, chosen.to_dict(), pairing and pairing.why)
 
     if preprocessing == "model-native":
         return made(own, "model-native")

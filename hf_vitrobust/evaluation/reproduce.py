@@ -32,6 +32,7 @@ import yaml
 
 from ..analysis.analyze import analyze
 from ..analysis.findings import findings_of
+from ..analysis.pairings import row_preprocessing
 from ..analysis.published import PAPERS, PublishedNumber, published_numbers
 from ..analysis.published_vs_ours import PAPER_SUITES
 from ..analysis.record import model_key
@@ -181,25 +182,21 @@ def _probe_value(probe: str, param: str, text: str) -> Any:
 
 
 def _needs(row: PublishedNumber, suite: Suite) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
-    """What a published number needs of a leg: benchmark -> protocol overrides, probe -> parameter overrides."""
+    """What a published number needs of a leg: benchmark -> protocol overrides, probe -> parameter overrides. Its
+    preprocessing is read as the suite's `pairing` reads it (`analysis.pairings.row_preprocessing`)."""
     parts = row.protocol_parts
+    bench, preprocessing = row_preprocessing(row, _probe_benchmark(suite, row.benchmark))
+    protocol = {} if preprocessing is None else {"preprocessing": preprocessing}
     if row.benchmark in PROBES.names():
         task = PROBES.get(row.benchmark)
-        bench = row.conditions.get("dataset") or _probe_benchmark(suite, row.benchmark)
         accepted = set(task.accepted_params) | set(task.extra_params)
         params = {
             part: _probe_value(row.benchmark, part, text)
             for part, text in parts.items()
             if part in accepted and text != "other"
         }
-        protocol = (
-            {"preprocessing": parts["preprocessing"]}
-            if parts.get("preprocessing", "other") != "other"
-            else {}
-        )
         return {bench: protocol}, {row.benchmark: {**params, _DATA: bench}}
-    protocol = {part: text for part, text in parts.items() if part == "preprocessing" and text != "other"}
-    return {row.benchmark: protocol}, {}
+    return {bench: protocol}, {}
 
 
 def _conflicts(

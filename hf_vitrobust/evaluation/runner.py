@@ -101,6 +101,7 @@ class Runner:
         self.model_specs = resolved.model_specs
         self.benchmarks: dict[str, Benchmark] = resolved.benchmarks
         self.protocols: dict[str, dict[str, str]] = resolved.protocols
+        self.model_preprocessing = resolved.model_preprocessing
         self.output = Path(config.output)
         self.work = self.output / ".work"
         self.group: ProcessGroup = process_group(config.device)
@@ -232,7 +233,8 @@ class Runner:
                 if name in skipped:
                     continue
                 try:
-                    inputs[name] = model_input(benchmark, self.protocols[name]["preprocessing"], classifier)
+                    preprocessing, pairing = self.model_preprocessing(spec, name)
+                    inputs[name] = model_input(benchmark, preprocessing, classifier, pairing=pairing)
                 except ValueError as error:
                     raise EvaluationError(f"{name}: {error}") from error
             key = model_key(spec, [e.key for e in entries])

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..analysis.kinds import BENCHMARK_KINDS
 from ..analysis.protocols import check_protocol
+from ..analysis.published import PAPERS
 from ..data import BENCHMARKS
 from ..data.benchmarks import OPTION_NAMES
 from ..registry import did_you_mean
@@ -47,7 +48,7 @@ SUBSETS = ("first", "random")
 _PROBE_KEYS = ("benchmark", "num_images", "params")
 _SUITE_KEYS = (
     "name", "description", "citations", "batch_size", "seed", "chunk_size", "models", "benchmarks", "probes",
-    "model_pairs", "path",
+    "model_pairs", "pairing", "path",
 )  # fmt: skip
 
 
@@ -124,6 +125,9 @@ class Suite:
     models: tuple[str, ...] = ()
     citations: tuple[str, ...] = ()
     model_pairs: tuple[dict[str, str], ...] = ()
+    #: A paper (`analysis.published.PAPERS`) whose per-model preprocessing fills in each benchmark that names none
+    #: (`analysis.pairings.model_pairing`); None: every model gets the benchmark's protocol.
+    pairing: str | None = None
 
     @property
     def benchmark_names(self) -> tuple[str, ...]:
@@ -151,7 +155,7 @@ class Suite:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict that `load_suite` reads back into an equal suite (stored in results.json)."""
-        return {
+        written = {
             "name": self.name,
             "description": self.description,
             "path": self.path,
@@ -164,6 +168,9 @@ class Suite:
             "probes": {spec.name: spec.to_dict() for spec in self.probes},
             "model_pairs": [dict(pair) for pair in self.model_pairs],
         }
+        if self.pairing is not None:  # written only where set, so older run folders' suites read back equal
+            written["pairing"] = self.pairing
+        return written
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -251,7 +258,17 @@ def suite_from_dict(data: Any, *, path: str | None = None, default_name: str | N
         models=tuple(models),
         citations=tuple(c.strip() for c in citations),
         model_pairs=_model_pairs(data.get("model_pairs") or (), where),
+        pairing=_pairing(data.get("pairing"), where),
     )
+
+
+def _pairing(paper: Any, where: str) -> str | None:
+    if paper is not None and paper not in PAPERS:
+        raise ValueError(
+            f"{where}: pairing {paper!r} is not a paper of the published table.{did_you_mean(str(paper), PAPERS)} "
+            f"Papers: {', '.join(PAPERS)}."
+        )
+    return paper
 
 
 def _read_file(path: Path) -> Any:

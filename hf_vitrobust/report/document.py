@@ -145,7 +145,7 @@ def _protocols(results: Sequence[Mapping[str, Any]]) -> list[Block]:
                     applied,
                     "×".join(map(str, size)) if size else MISSING,
                     _protocol_text(record),
-                    str(given.get("note") or ""),
+                    " ".join(str(given[k]) for k in ("pairing", "note") if given.get(k)),
                 ]
                 rows.append(([run] if len(results) > 1 else []) + row)
     blocks: list[Block] = []

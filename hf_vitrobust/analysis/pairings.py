@@ -1,0 +1,104 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""A paper's pairings: the preprocessing each of its models had on each benchmark, read from the published table.
+
+Paul & Chen fed each model in its own way: the BiT-M TF-Hub models squashed to 224 pixels in every notebook
+(`tf.image.resize(image, (224, 224))`: "squash-224"), the vit_jax ViTs squashed to their 384 pixels on ImageNet-A/R/O
+("native-resize"), the 224-pixel ViTs of the probes at 224. The published table (`analysis.published`) records, per
+number, its checkpoint (`model_id`) and its preprocessing. A suite with `pairing: <paper>` gives each model of a run
+that preprocessing benchmark by benchmark (`model_pairing`), and `vitrobust reproduce` plans its legs from the same
+rows (`row_preprocessing`), so both feed a model alike for the same number. A probe's number sets the preprocessing
+of the benchmark its images come from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ..data import get_benchmark
+from ..probes.spec import PROBES
+from .published import PAPERS, PublishedNumber, published_numbers
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The preprocessing a paper gave one model on one benchmark, and which published rows say so."""
+
+    preprocessing: str
+    why: str
+
+
+def row_preprocessing(row: PublishedNumber, probe_benchmark: str) -> tuple[str, str | None]:
+    """The benchmark whose images a published number reads (its own, or for a probe's number its condition's
+    dataset, else `probe_benchmark`) and the preprocessing it names there (None where it names none or "other")."""
+    benchmark = row.benchmark
+    if benchmark in PROBES.names():
+        benchmark = row.conditions.get("dataset") or probe_benchmark
+    preprocessing = row.protocol_parts.get("preprocessing")
+    return benchmark, None if preprocessing in (None, "other") else preprocessing
+
+
+def paper_model_keys(paper: str, spec: str, model_pairs: Iterable[Mapping[str, str]] = ()) -> tuple[str, ...]:
+    """The keys of `paper`'s models that `spec` stands for: those whose numbers were made with its weights, and
+    those a suite's model pair names it for (a pair "vit-l16/bit-m-r101x3" with vit: SPEC)."""
+    keys = [row.model_key for row in published_numbers(paper) if row.model_id == spec]
+    for pair in model_pairs:
+        names = str(pair.get("name") or "").split("/")
+        if len(names) == 2:
+            keys += [key for key, role in zip(names, ("vit", "cnn"), strict=True) if pair.get(role) == spec]
+    return tuple(dict.fromkeys(keys))
+
+
+def model_pairing(
+    paper: str,
+    spec: str,
+    probe_benchmarks: Mapping[str, str],
+    benchmarks: Iterable[str] = (),
+    model_pairs: Iterable[Mapping[str, str]] = (),
+) -> dict[str, Pairing]:
+    """benchmark -> the preprocessing `paper` gave model `spec` there: from the rows made with `spec`'s very weights,
+    else from the rows of the paper's models `spec` stands for (`paper_model_keys`). A benchmark whose rows disagree,
+    or that no row names, is left out (the suite's choice applies). `probe_benchmarks`: probe -> the benchmark its
+    images come from (imagenet-val for a probe not listed). Where the paper has no number of the model on one of
+    `benchmarks` (or a probe's benchmark) of unreleased image size, and feeds it one way on all others, that way."""
+    if paper not in PAPERS:
+        raise ValueError(f"Unknown paper {paper!r}; papers: {', '.join(PAPERS)}.")
+    keys = paper_model_keys(paper, spec, model_pairs)
+    rows = [row for row in published_numbers(paper) if row.model_key in keys]
+    pairing: dict[str, Pairing] = {}
+    for own_weights in (True, False):
+        found: dict[str, dict[str, list[str]]] = {}
+        for row in rows:
+            if (row.model_id == spec) != own_weights:
+                continue
+            benchmark, preprocessing = row_preprocessing(
+                row, probe_benchmarks.get(row.benchmark, "imagenet-val")
+            )
+            if preprocessing is not None and benchmark not in pairing:
+                found.setdefault(benchmark, {}).setdefault(preprocessing, []).append(row.row_id)
+        for benchmark, choices in found.items():
+            if len(choices) != 1:
+                continue
+            (preprocessing, row_ids), *_ = choices.items()
+            whose = "its weights" if own_weights else f"{'/'.join(keys)} (other weights)"
+            pairing[benchmark] = Pairing(
+                preprocessing,
+                f"{paper} pairing: {preprocessing}, as the published numbers of {whose} "
+                f"({len(row_ids)} rows, e.g. {row_ids[0]})",
+            )
+    # Where the paper has no number of this model, its one way of feeding images of any size (BiT-M: squash-224
+    # in every notebook) applies to the benchmarks of such images.
+    resized = {p.preprocessing for b, p in pairing.items() if get_benchmark(b).released_size is None}
+    if len(resized) == 1:
+        (preprocessing,) = resized
+        for benchmark in (*probe_benchmarks.values(), *benchmarks):
+            if benchmark not in pairing and get_benchmark(benchmark).released_size is None:
+                pairing[benchmark] = Pairing(
+                    preprocessing,
+                    f"{paper} pairing: {preprocessing}, as every published number of {'/'.join(keys)} on images "
+                    "of any size (none on this benchmark)",
+                )
+    return pairing
+
+
+__all__ = ["Pairing", "model_pairing", "paper_model_keys", "row_preprocessing"]
