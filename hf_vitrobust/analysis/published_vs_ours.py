@@ -14,17 +14,23 @@ intervals, `analysis.uncertainty`): an accuracy of a cell, a variant or a class 
 Clopper-Pearson) interval, a headline (AUPR, BG-gap, mCE) with its bootstrap interval; a probe's number from its
 stored counts.
 
-The verdict (`compare_published`), at the run's confidence level:
+The verdict (`compare_published`), its kind one of VERDICTS:
 - "not comparable", with every reason that applies: the number is not in this run; another checkpoint (a stand-in,
   another Hub id, or a published model without public weights); another protocol (a part of the row's protocol
-  that the run did not use); other images (a subset, generated instead of released images, another image count,
-  an image list that was never published);
-- "equal": ours is the published value to its reading precision (and to 1e-6 relative, the float32 rounding of
-  the authors' printed accuracies);
-- "within the interval": the published value (widened by its reading precision, and by the most that the images
-  the authors left out can move it: a subset of m of our n images moves an accuracy by at most 100 (n - m) / m
-  points) meets our interval;
-- "outside the interval": it does not.
+  that the run did not use); other images (a first-N subset, generated instead of released images, another image
+  count, an image list that was never published);
+- where ours and theirs score the same images (the row's images are all of ours, the published list, or a subset of
+  ours: Paul & Chen's ImageNet-A notebooks score 7,424 of our 7,500 images), an accuracy is compared as a count of
+  images (`ImageCounts`): "equal" when the counts are equal (and nothing the authors left out can change ours);
+  "within k images" when the difference is one the dropped images (and the reading precision) can explain, at most
+  k images; "outside by k images" when at least k images must have flipped. Another number of the same images
+  (AUPR, mCE, a loss) is "equal" to its reading precision or "outside by x points";
+- where we score a random sample of their images, or their images are unknown, the sampling interval at the run's
+  confidence level: "within the interval" or "outside the interval";
+- "approximate: <verdict>" where the row does not name every protocol part this package knows for its benchmark
+  (`protocols.protocol_parts`): the part it leaves unnamed could differ unseen.
+
+The bound the dropped images give is derived in `image_counts.dropped_images_bound`.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ from ..metrics.estimators import Estimator, derived_seed
 from ..metrics.intervals import Interval, proportion_interval
 from ..probes.spec import PROBES
 from .headlines import AUPR, BG_GAP, ECE, MCE, MEAN_TOP1, MFR, RELATIVE_MCE, headline_name
-from .protocols import default_protocol
+from .image_counts import ImageCounts, dropped_images_bound, published_count
+from .protocols import default_protocol, protocol_parts
 from .published import PAPERS, PublishedNumber, published_numbers
 from .run_models import RunModel, RunModels
 from .uncertainty import (
@@ -47,14 +54,15 @@ from .uncertainty import (
     run_settings,
 )
 
-VERDICTS = ("equal", "within the interval", "outside the interval", "not comparable")
+#: The kinds of verdict: "within" and "outside" count images or points, or use the sampling interval.
+VERDICTS = ("equal", "within", "outside", "not comparable")
 #: The kinds of reason a published number is not comparable with ours.
 REASONS = ("not in this run", "other checkpoint", "other protocol", "other images", "no interval")
 #: The relative tolerance of "equal": the authors' accuracies were computed and printed in float32.
 EQUAL_RELATIVE = 1e-6
 #: The suite whose protocol reproduces each paper's numbers.
 PAPER_SUITES = {"paul-chen": "paper", "park-kim": "mechanisms"}
-#: Metrics whose values are accuracies in percent: the dropped-images allowance applies to them.
+#: Metrics whose values are accuracies in percent of images: they are compared as counts of images.
 _ACCURACIES = ("top-1 %", "top-5 %", "error %")
 
 
@@ -180,17 +188,64 @@ def our_number(row: PublishedNumber, model: RunModel, settings: UncertaintySetti
 
 
 # -------------------------------------------------------------------------------------------------- the verdict
+def _same_images(row: PublishedNumber, model: RunModel, ours: OurNumber) -> bool:
+    """Ours scores their images: all of them, their published list, or ours with some they left out."""
+    if row.image_set not in ("all", "published-list", "subset-of-all") or row.images is None:
+        return False
+    if ours.num_images is None or _sampled(row, model):
+        return False
+    return ours.num_images == row.images or (
+        row.image_set == "subset-of-all" and ours.num_images > row.images
+    )
+
+
+def _sampled(row: PublishedNumber, model: RunModel) -> bool:
+    """The run scores a random sample of the benchmark's images (`--subset random-N`)."""
+    if row.benchmark in PROBES.names():
+        return False
+    subset = model.benchmark_info(row.benchmark).get("subset") or {}
+    return subset.get("kind") == "random" and subset.get("limit") is not None
+
+
+def _image_counts(row: PublishedNumber, ours: OurNumber, tolerance: float) -> ImageCounts | None:
+    """Both accuracies as counts of images; None for another metric or a published value that is no count."""
+    if row.metric not in _ACCURACIES or ours.value is None or not ours.num_images or not row.images:
+        return None
+    n, m = int(ours.num_images), int(row.images)
+    published = published_count(row.value, m, tolerance)
+    if published is None:
+        return None
+    count = round(ours.value * n / 100.0)
+    return ImageCounts(published, m, count, n, dropped_images_bound(count, n, m))
+
+
+def _unnamed_parts(row: PublishedNumber) -> tuple[str, ...]:
+    """The protocol parts this package knows for the row's benchmark that bear on its number and that the row
+    does not name (the class mask bears on accuracies, the mCE's mean on an mCE; the release encoding only on
+    generated images, which are other images anyway)."""
+    if row.benchmark not in BENCHMARKS.names():
+        return ()
+    bearing = {"preprocessing": True, "class_mask": row.metric in _ACCURACIES, "mce": row.metric == "mCE %"}
+    parts = protocol_parts(BENCHMARKS.get(row.benchmark))
+    return tuple(part for part in parts if bearing.get(part, False) and part not in row.protocol_parts)
+
+
 @dataclass(frozen=True)
 class PublishedComparison:
-    """One published number beside ours: the verdict and the reasons behind a "not comparable"."""
+    """One published number beside ours: the verdict (its text and its kind, one of VERDICTS), the reasons behind a
+    "not comparable", the counts of images behind a counted verdict, and the protocol parts the row leaves unnamed
+    (the verdict then says "approximate")."""
 
     row: PublishedNumber
     model: str
     spec: str
     ours: OurNumber
     verdict: str
+    kind: str
     reasons: tuple[tuple[str, str], ...] = ()
-    allowance: float = 0.0
+    counts: ImageCounts | None = None
+    unnamed: tuple[str, ...] = ()
+    sampled: bool = False
 
     @property
     def difference(self) -> float | None:
@@ -222,8 +277,11 @@ class PublishedComparison:
             "interval": None if interval is None else interval.to_dict(),
             "num_images": self.ours.num_images,
             "difference": self.difference,
-            "allowance": self.allowance,
+            "counts": None if self.counts is None else self.counts.to_dict(),
+            "unnamed_parts": list(self.unnamed),
+            "sampled": self.sampled,
             "verdict": self.verdict,
+            "verdict_kind": self.kind,
             "reasons": [{"kind": kind, "detail": detail} for kind, detail in self.reasons],
         }
 
@@ -275,8 +333,9 @@ def _protocol_differences(row: PublishedNumber, model: RunModel) -> list[str]:
     return differences
 
 
-def _image_differences(row: PublishedNumber, model: RunModel, ours: OurNumber) -> tuple[list[str], float]:
-    """Why our images are not the published number's (in words), and the allowance for images they left out."""
+def _image_differences(row: PublishedNumber, model: RunModel, ours: OurNumber) -> list[str]:
+    """Why our images are not the published number's, in words (a random sample of theirs is no reason: it gets
+    the sampling interval)."""
     differences: list[str] = []
     bench = row.benchmark
     if bench in PROBES.names():
@@ -291,18 +350,21 @@ def _image_differences(row: PublishedNumber, model: RunModel, ours: OurNumber) -
     elif str(source.get("kind") or "").startswith("builtin"):
         differences.append(f"{bench} is the bundled demo photos here, not the benchmark's images")
     subset = info.get("subset") or {}
-    if subset.get("kind") in ("first", "random") and subset.get("limit") is not None:
-        differences.append(f"a {subset['kind']}-{subset['limit']} subset of {bench} here")
+    sampled = _sampled(row, model)
+    if subset.get("kind") == "first" and subset.get("limit") is not None:
+        differences.append(f"a first-{subset['limit']} subset of {bench} here, not a random sample")
     if row.image_set == "unpublished-list":
         differences.append("the authors' image list was never published")
-    allowance = 0.0
     m, n = row.images, ours.num_images
-    if m is not None and n is not None and m != n:
-        if row.image_set == "subset-of-all" and n > m and row.metric in _ACCURACIES:
-            allowance = 100.0 * (n - m) / m
-        elif row.image_set != "unpublished-list":
-            differences.append(f"{n:,} images here, {m:,} published")
-    return differences, allowance
+    left_out = row.image_set == "subset-of-all" and row.metric in _ACCURACIES and (n or 0) > (m or 0)
+    if (
+        m is not None
+        and n is not None
+        and m != n
+        and not (sampled or left_out or row.image_set == "unpublished-list")
+    ):
+        differences.append(f"{n:,} images here, {m:,} published")
+    return differences
 
 
 def _checkpoint_difference(row: PublishedNumber, model: RunModel, stand_in: bool) -> str | None:
@@ -316,6 +378,30 @@ def _checkpoint_difference(row: PublishedNumber, model: RunModel, stand_in: bool
     return None
 
 
+def _counted_or_sampled(
+    row: PublishedNumber, model: RunModel, ours: OurNumber, tolerance: float
+) -> tuple[str, str, ImageCounts | None] | str:
+    """The verdict text, its kind and the counts; or why there is none (no interval where one is needed)."""
+    assert ours.value is not None
+    if _same_images(row, model, ours):
+        counts = _image_counts(row, ours, tolerance)
+        if counts is not None:
+            text = counts.verdict()
+            return text, text.split(" ")[0], counts
+        off = abs(ours.value - row.value) - tolerance
+        if off <= 0:
+            return "equal", "equal", None
+        return f"outside by {off:.2f} points", "outside", None
+    interval = ours.interval
+    if interval is None or interval.low is None or interval.high is None:
+        return "ours has no interval and scores other images than the published number"
+    # A random sample of all the images estimates their accuracy over all of them, those the authors left out
+    # included: not widened for those (at most 100 d / m points, small beside a sample's interval).
+    low, high = interval.low, interval.high
+    inside = low - tolerance <= row.value <= high + tolerance
+    return ("within the interval", "within", None) if inside else ("outside the interval", "outside", None)
+
+
 def compare_published(
     row: PublishedNumber, model: RunModel, settings: UncertaintySettings, stand_in: bool = False
 ) -> PublishedComparison:
@@ -327,24 +413,24 @@ def compare_published(
     checkpoint = _checkpoint_difference(row, model, stand_in)
     if checkpoint is not None:
         reasons.append(("other checkpoint", checkpoint))
-    allowance = 0.0
     if ours.missing is None:
         reasons += [("other protocol", text) for text in _protocol_differences(row, model)]
-        images, allowance = _image_differences(row, model, ours)
-        reasons += [("other images", text) for text in images]
-    verdict = "not comparable"
+        reasons += [("other images", text) for text in _image_differences(row, model, ours)]
+    unnamed = _unnamed_parts(row)
+    sampled = ours.missing is None and _sampled(row, model)
+    verdict, kind, counts = "not comparable", "not comparable", None
     if not reasons and ours.value is not None:
         tolerance = row.reading_precision + EQUAL_RELATIVE * max(abs(row.value), 1.0)
-        interval = ours.interval
-        if abs(ours.value - row.value) <= tolerance and allowance == 0.0:
-            verdict = "equal"
-        elif interval is None or interval.low is None or interval.high is None:
-            reasons.append(("no interval", "ours has no interval and differs from the published value"))
+        found = _counted_or_sampled(row, model, ours, tolerance)
+        if isinstance(found, str):
+            reasons.append(("no interval", found))
         else:
-            widen = row.reading_precision + allowance
-            inside = interval.low - widen <= row.value <= interval.high + widen
-            verdict = "within the interval" if inside else "outside the interval"
-    return PublishedComparison(row, model.key, model.spec, ours, verdict, tuple(reasons), allowance)
+            verdict, kind, counts = found
+            if unnamed:
+                verdict = f"approximate: {verdict} (unnamed: {', '.join(unnamed)})"
+    return PublishedComparison(
+        row, model.key, model.spec, ours, verdict, kind, tuple(reasons), counts, unnamed, sampled
+    )
 
 
 # ------------------------------------------------------------------------------------------- which rows apply
@@ -450,7 +536,7 @@ def published_comparisons(
 
 def verdict_counts(comparisons: Sequence[PublishedComparison]) -> dict[str, int]:
     """How many published numbers got each verdict."""
-    return {verdict: sum(c.verdict == verdict for c in comparisons) for verdict in VERDICTS}
+    return {verdict: sum(c.kind == verdict for c in comparisons) for verdict in VERDICTS}
 
 
 __all__ = [

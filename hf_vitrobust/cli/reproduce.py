@@ -33,7 +33,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             f"Run the paper's suite ({suites}) on a model pair with the checkpoint and protocol of each published "
             "number (hf_vitrobust/assets/published/published.csv), one run per checkpoint under DIR/legs/, and write "
             "DIR/report.md, report.html and reproduction.json: every published number beside ours with its interval "
-            "and a verdict (equal, within the interval, outside it, not comparable and why), and the paper's findings "
+            "and a verdict (equal, within k images, outside by k images, within or outside the sampling interval of a "
+            "random sample, approximate where a protocol part is unnamed, not comparable and why), and the paper's findings "
             "checked on the pair with paired intervals."
         ),
     )

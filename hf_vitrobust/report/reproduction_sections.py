@@ -64,10 +64,21 @@ def _published_cell(entry: Mapping[str, Any], digits: int) -> str:
 def _why(entry: Mapping[str, Any]) -> str:
     reasons = entry.get("reasons") or []
     text = "; ".join(f"{r['kind']}: {r['detail']}" for r in reasons)
-    if entry.get("allowance"):
-        allowed = f"allows ±{entry['allowance']:.2f} for the images the authors left out"
-        text = f"{text}; {allowed}" if text else allowed
+    counts = entry.get("counts")
+    if counts:
+        published, ours_on_theirs = counts["published"], counts["ours_on_theirs"]
+        said = f"{_range(published)} of {counts['published_images']:,} published, {counts['ours']:,} of {counts['our_images']:,} here"
+        if counts["published_images"] != counts["our_images"]:
+            said += f" ({_range(ours_on_theirs)} on the {counts['published_images']:,} they scored)"
+        text = f"{text}; {said}" if text else said
+    if entry.get("sampled"):
+        sampled = "a random sample of their images: the sampling interval"
+        text = f"{text}; {sampled}" if text else sampled
     return text or "—"
+
+
+def _range(bounds: Sequence[int]) -> str:
+    return f"{bounds[0]:,}" if bounds[0] == bounds[1] else f"{bounds[0]:,}–{bounds[1]:,}"
 
 
 def published_table(entries: Sequence[Mapping[str, Any]]) -> list[list[str]]:
@@ -131,11 +142,17 @@ def findings_table(checks: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def _kind(entry: Mapping[str, Any]) -> str:
+    return str(entry.get("verdict_kind") or entry["verdict"])
+
+
 def verdict_sentence(entries: Sequence[Mapping[str, Any]]) -> str:
-    """ "12 published numbers: 3 equal, 5 within the interval, 1 outside it, 3 not comparable." """
-    counts = {verdict: sum(e["verdict"] == verdict for e in entries) for verdict in VERDICTS}
-    parts = [f"{counts[v]} {v.replace('outside the interval', 'outside it')}" for v in VERDICTS if counts[v]]
-    return f"{len(entries)} published number{'s' if len(entries) != 1 else ''}: {', '.join(parts)}."
+    """ "12 published numbers: 3 equal, 5 within, 1 outside, 3 not comparable; 4 approximate." """
+    counts = {verdict: sum(_kind(e) == verdict for e in entries) for verdict in VERDICTS}
+    parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+    approximate = sum(str(e["verdict"]).startswith("approximate") for e in entries)
+    tail = f"; {approximate} approximate" if approximate else ""
+    return f"{len(entries)} published number{'s' if len(entries) != 1 else ''}: {', '.join(parts)}{tail}."
 
 
 def _level(summary: Mapping[str, Any]) -> str:
@@ -153,9 +170,11 @@ def reproduction_blocks(summary: Mapping[str, Any]) -> list[Block]:
             Paragraph(
                 f"{verdict_sentence(published)} Each number the papers published for these models "
                 "(hf_vitrobust/assets/published/published.csv: its source, how it was read, its protocol), beside ours "
-                f"with its {_level(summary)} interval. Within the interval: the published value (widened by its reading "
-                "precision, and by the most the images the authors left out can move it) meets our interval; equal: "
-                "the same to the published precision; not comparable: another checkpoint, another protocol, other "
+                f"with its {_level(summary)} interval. Where ours and theirs score the same images an accuracy is compared as "
+                "a count of images: equal (the same count), within k images (a difference the images the authors left "
+                "out can explain, bounded by our own accuracy), outside by k images (at least k images differ). Where "
+                "we score a random sample of their images: within or outside the sampling interval. Approximate: the "
+                "published number leaves a protocol part unnamed. Not comparable: another checkpoint, another protocol, other "
                 "images, or not in this run (the reasons are given)."
             ),
         ]

@@ -147,8 +147,10 @@ def test_numeric_protocol_values_are_equal_only_as_numbers(tmp_path):
 @pytest.mark.parametrize(
     ("info", "text"),
     [
-        ({"subset": {"kind": "first", "limit": N}}, f"a first-{N} subset of imagenet-a"),
-        ({"subset": {"kind": "random", "limit": N}}, f"a random-{N} subset of imagenet-a"),
+        (
+            {"subset": {"kind": "first", "limit": N}},
+            f"a first-{N} subset of imagenet-a here, not a random sample",
+        ),
         ({"source": {"kind": "builtin", "generated": False}}, "bundled demo photos"),
     ],
 )
@@ -202,8 +204,10 @@ def test_generated_imagenet_c_is_other_images(tmp_path, flags):
 
 # ---------------------------------------------------------------------------------------------------- no interval
 def test_no_interval(tmp_path):
-    """A probe's loss has no interval: a published loss that differs from ours cannot be placed."""
-    comparison = compare_published(
-        _landscape_row(value=2.5), _landscape_run(tmp_path / "run", 0.05), SETTINGS
-    )
+    """A probe's loss has no interval: a published loss of images we do not know to be ours that differs from ours
+    cannot be placed (of the same images it is "outside by 0.50 points")."""
+    run = _landscape_run(tmp_path / "run", 0.05)
+    same = compare_published(_landscape_row(value=2.5), run, SETTINGS)
+    assert (same.verdict, same.kind, same.reasons) == ("outside by 0.50 points", "outside", ())
+    comparison = compare_published(_landscape_row(value=2.5, image_set="unknown"), run, SETTINGS)
     _only(comparison, "no interval", "ours has no interval")

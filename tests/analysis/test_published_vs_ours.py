@@ -1,7 +1,7 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """Published numbers beside ours (`evaluation.reproduction`), on synthetic runs whose per-sample predictions are
-chosen: each verdict (equal, within the interval, outside it, not comparable for every reason), the allowance for
-images the authors left out, the class masks and cells a number is read under, and which runs match which rows."""
+chosen: each verdict (equal, within k images, outside by k images, not comparable for every reason), the bound
+for images the authors left out, the class masks and cells a number is read under, and which runs match which rows."""
 
 from __future__ import annotations
 
@@ -13,12 +13,14 @@ import pytest
 from reproduction_runs import Model, accuracy_frame, cell_frame, published_row, write_run
 from scipy.stats import binomtest
 
+from hf_vitrobust.analysis.image_counts import dropped_images_bound
 from hf_vitrobust.analysis.published import PublishedNumber
 from hf_vitrobust.analysis.published_vs_ours import (
     compare_published,
     identify_models,
     our_number,
     published_comparisons,
+    verdict_counts,
 )
 from hf_vitrobust.analysis.results import load_results, merge_results
 from hf_vitrobust.analysis.run_models import RunModel
@@ -79,40 +81,48 @@ def test_our_number_is_the_accuracy_with_its_wilson_interval(run):
     assert top5.value == pytest.approx(100 * (K + 1000) / N)
 
 
-def test_equal_within_and_outside(run):
+def test_the_same_images_are_compared_as_counts(run):
+    """Ours and theirs of the same 7,500 images: equal counts are "equal", one image more is "outside by 1 image";
+    a plot reading (+-0.1 points = +-7.5 of 7,500 images) leaves a range of published counts."""
     model = _model(run)
     equal = compare_published(published(), model, SETTINGS)
-    assert (equal.verdict, equal.reasons) == ("equal", ())
+    assert (equal.verdict, equal.kind, equal.reasons) == ("equal", "equal", ())
+    assert (equal.counts.published, equal.counts.ours, equal.counts.ours_on_theirs) == ((K, K), K, (K, K))
     assert equal.difference == pytest.approx(0.0, abs=1e-9)
-    high = equal.ours.interval.high
-    within = compare_published(published(value=high - 0.01), model, SETTINGS)
-    assert within.verdict == "within the interval"
-    outside = compare_published(published(value=high + 0.05), model, SETTINGS)
-    assert outside.verdict == "outside the interval"
-    assert outside.difference == pytest.approx(100 * K / N - (high + 0.05))
-    # A plot reading's precision widens the published value: 0.05 off the bound meets it at ±0.1.
-    plot = compare_published(published(value=high + 0.05, reading_precision=0.1), model, SETTINGS)
-    assert plot.verdict == "within the interval"
+    one_more = compare_published(published(value=100.0 * (K + 1) / N), model, SETTINGS)
+    assert (one_more.verdict, one_more.kind) == ("outside by 1 image", "outside")
+    fewer = compare_published(published(value=100.0 * (K - 40) / N), model, SETTINGS)
+    assert fewer.verdict == "outside by 40 images" and fewer.counts.difference == (-40, -40)
+    # 100 (K + 5) / N +- 0.1 points: counts K - 2 .. K + 12 of 7,500.
+    plot = compare_published(published(value=100.0 * (K + 5) / N, reading_precision=0.1), model, SETTINGS)
+    assert plot.counts.published == (K - 2, K + 12)
+    assert plot.verdict == "within 12 images"
 
 
-def test_images_the_authors_dropped_are_allowed_for(run):
-    """Paul & Chen's ViT notebooks score 7,424 of the 7,500 images: the other 76 can move an accuracy by at most
-    100 x 76 / 7424 points, which the check allows for."""
+def test_images_the_authors_dropped_are_bounded_by_our_accuracy(run):
+    """Paul & Chen's ViT notebooks score 7,424 of the 7,500 images. Ours counts 2,108 of 7,500; on their 7,424 it
+    counts 2,108 minus those of the 76 left out that it gets right: 2,032 to 2,108. The printed 28.098061680793762 %
+    of ViT-L/16 is 2,086 of 7,424: within 54 images."""
     model = _model(run)
-    high = compare_published(published(), model, SETTINGS).ours.interval.high
-    allowance = 100 * (N - 7424) / 7424
-    row = published(images=7424, image_set="subset-of-all")
-    near = compare_published(dataclasses.replace(row, value=high + allowance - 0.01), model, SETTINGS)
-    assert near.verdict == "within the interval"
-    assert near.allowance == pytest.approx(allowance)
-    far = compare_published(dataclasses.replace(row, value=high + allowance + 0.01), model, SETTINGS)
-    assert far.verdict == "outside the interval"
-    # The bound is tight: leaving out 76 wrong images of ours moves the accuracy by (n - m) acc / m.
-    worst = 100 * K / 7424
-    assert worst - 100 * K / N == pytest.approx(76 * (100 * K / N) / 7424)
-    assert worst - 100 * K / N <= allowance
-    # Not equal while an allowance applies, even at the same value.
-    assert compare_published(row, model, SETTINGS).verdict == "within the interval"
+    row = published(images=7424, image_set="subset-of-all", value=28.098061680793762)
+    notebook = compare_published(row, model, SETTINGS)
+    assert notebook.counts.published == (2086, 2086)
+    assert notebook.counts.ours_on_theirs == (2032, 2108)
+    assert (notebook.verdict, notebook.kind, notebook.reasons) == ("within 54 images", "within", ())
+    # The bound in points, from our own accuracy: +0.29 / -0.74, where the worst case 100 x 76 / 7424 is +-1.02.
+    low, high = (100 * count / 7424 - 100 * K / N for count in dropped_images_bound(K, N, 7424))
+    assert (round(high, 2), round(low, 2)) == (0.29, -0.74)
+    assert (high, low) == pytest.approx((100 * (K / N) * 76 / 7424, -100 * (1 - K / N) * 76 / 7424))
+    at_the_edge = compare_published(dataclasses.replace(row, value=100 * 2032 / 7424), model, SETTINGS)
+    assert at_the_edge.verdict == "within 76 images"
+    below = compare_published(dataclasses.replace(row, value=100 * 2031 / 7424), model, SETTINGS)
+    assert below.verdict == "outside by 1 image"
+    above = compare_published(dataclasses.replace(row, value=100 * 2110 / 7424), model, SETTINGS)
+    assert above.verdict == "outside by 2 images"
+    # Not equal while some images are left out, even at our count.
+    assert compare_published(dataclasses.replace(row, value=100 * K / 7424), model, SETTINGS).verdict == (
+        "within 76 images"
+    )
 
 
 def _reasons(comparison) -> list[str]:
@@ -220,7 +230,8 @@ def test_occlusion_rows_read_the_probe_counts(tmp_path):
         image_set="published-list",
     )
     comparison = compare_published(row, model, SETTINGS)
-    assert comparison.verdict == "within the interval"
+    assert comparison.verdict == "outside by 4 images"  # 604 of the published list's 1,000 against our 600
+    assert comparison.counts.published == (604, 604) and comparison.counts.ours == 600
     reference = binomtest(600, 1000).proportion_ci(0.95, method="wilson")
     assert comparison.ours.interval.low == pytest.approx(100 * reference.low)
     exact = compare_published(dataclasses.replace(row, protocol="hole=exact-area"), model, SETTINGS)
@@ -241,11 +252,9 @@ def test_runs_match_rows_by_checkpoint_or_by_their_reproduction_record(run, tmp_
     assert {c.row.benchmark for c in shown} == {"imagenet-a"}
     assert {c.row.metric for c in shown} == {"top-1 %", "top-5 %"}
     notebook = next(c for c in shown if c.row.row_id == "paul-chen/imagenet-a/top1/vit-l16")
-    assert notebook.row.images == 7424 and notebook.allowance == pytest.approx(100 * 76 / 7424)
-    # Ours, 28.11 % of 7,500 with its Wilson interval widened by the allowance, meets the printed 28.098 %.
-    reference = binomtest(K, N).proportion_ci(0.95, method="wilson")
-    assert 100 * reference.low - notebook.allowance <= notebook.row.value <= 100 * reference.high
-    assert notebook.verdict == "within the interval"
+    # The shipped row: 2,086 of 7,424; ours 2,108 of 7,500, so 2,032 to 2,108 on their 7,424.
+    assert notebook.row.images == 7424 and notebook.counts.published == (2086, 2086)
+    assert notebook.verdict == "within 54 images"
     # Another checkpoint of no published number matches nothing.
     other = write_run(
         tmp_path / "other", [Model("timm/resnet50.a1_in1k", {"imagenet-a": accuracy_frame(_correct(20, 5))})]
@@ -418,3 +427,53 @@ def test_published_numbers_and_findings_read_each_predictions_file_once(tmp_path
     assert len(summary["published"]) == 5 and summary["findings"][0]["checks"][0]["verdict"] == "holds"
     assert sorted(path.name for path in opened) == ["imagenet-a.parquet", "imagenet-a.parquet"]
     assert len(set(opened)) == 2
+
+
+def test_a_random_sample_of_their_images_gets_the_sampling_interval(tmp_path):
+    """400 of ImageNet-A's 7,500 images drawn at random (`--subset random-400`), 120 right: the published value of
+    all 7,500 is placed by the Wilson interval of 120 / 400; a first-400 subset is no sample and not compared."""
+    frame = accuracy_frame(_correct(400, 120))
+    folder = write_run(
+        tmp_path / "sample",
+        [Model(SPEC, {"imagenet-a": frame}, applied={"imagenet-a": "native-resize"})],
+        benchmark_info={"imagenet-a": {"subset": {"kind": "random", "limit": 400}}},
+    )
+    model = _model(merge_results(load_results([folder]))[0])
+    wilson = binomtest(120, 400).proportion_ci(0.95, method="wilson")
+    inside = compare_published(published(value=100 * wilson.high - 0.01), model, SETTINGS)
+    assert (inside.verdict, inside.kind, inside.sampled, inside.counts) == (
+        "within the interval",
+        "within",
+        True,
+        None,
+    )
+    outside = compare_published(published(value=100 * wilson.high + 0.01), model, SETTINGS)
+    assert (outside.verdict, outside.kind) == ("outside the interval", "outside")
+    # A sample is compared with a published number of fewer images as well (their 7,424 of the 7,500).
+    row = published(images=7424, image_set="subset-of-all", value=100 * wilson.low + 0.01)
+    assert compare_published(row, model, SETTINGS).verdict == "within the interval"
+
+
+def test_a_protocol_part_the_row_leaves_unnamed_makes_the_verdict_approximate(run):
+    """A published ImageNet-A top-1 that does not say which argmax it took: ours is read under the default
+    200-class mask (300 more right), and the verdict says it is approximate."""
+    model = _model(run)
+    unnamed = compare_published(published(protocol="preprocessing=native-resize"), model, SETTINGS)
+    assert unnamed.unnamed == ("class_mask",)
+    assert unnamed.verdict == "approximate: outside by 300 images (unnamed: class_mask)"
+    assert unnamed.kind == "outside"
+    same = compare_published(
+        published(protocol="preprocessing=native-resize", value=100 * (K + 300) / N), model, SETTINGS
+    )
+    assert (same.verdict, same.kind) == ("approximate: equal (unnamed: class_mask)", "equal")
+    nothing_named = compare_published(published(protocol=""), model, SETTINGS)
+    assert nothing_named.unnamed == ("preprocessing", "class_mask")
+    # Both named: not approximate. The top-5 needs the mask as well; an AUPR does not.
+    assert compare_published(published(), model, SETTINGS).unnamed == ()
+    aupr = dataclasses.replace(
+        published(protocol="preprocessing=native-resize"), benchmark="imagenet-o", metric="AUPR %"
+    )
+    assert compare_published(aupr, model, SETTINGS).unnamed == ()
+    other = compare_published(published(model_id="google/vit-large-patch16-224"), model, SETTINGS)
+    counts = verdict_counts([unnamed, same, nothing_named, other])
+    assert counts == {"equal": 1, "within": 0, "outside": 2, "not comparable": 1}
