@@ -3,7 +3,8 @@
 
 An `Analysis` holds the intervals of every model's headline numbers (`uncertainty`), the paired comparisons of
 every pair of models, the published numbers beside ours (`published_vs_ours`) and the papers' findings checked on
-every pair (`findings`). Each model's predictions are read once for all of them (`RunModels`); the runner hands
+every pair (`findings`) and over the models of the runs where a claim is about a model set (`finding_sets`). Each
+model's predictions are read once for all of them (`RunModels`); the runner hands
 over the frames it already holds, so a run reads no predictions file again.
 
 The runner stores the analysis in results.json (`Analysis.store`: "intervals", "comparisons", "uncertainty" and
@@ -21,6 +22,7 @@ import pandas as pd
 
 from ..data import BENCHMARKS
 from ..probes.spec import probe_of
+from .finding_sets import finding_set_checks
 from .findings import findings_for
 from .image_identity import benchmark_images
 from .prediction_source import Predictions
@@ -147,9 +149,8 @@ def analyze(
             "origin": pairing.origin,
             "checks": [check.to_dict() for check in checks],
         }
-        for pairing, checks in findings_for(
-            results, chosen, run_models, check_other_protocols=check_other_protocols
-        )
+        for find in (findings_for, finding_set_checks)
+        for pairing, checks in find(results, chosen, run_models, check_other_protocols=check_other_protocols)
     ]
     return analysis
 

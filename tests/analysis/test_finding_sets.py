@@ -1,0 +1,79 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""Claims over a model set, checked over the models of a run (`analysis.finding_sets`): Paul & Chen's Table 7,
+each attention CNN of the run against its plain ResNet-50 on ImageNet-A and -R, where it holds and where it fails;
+the baseline is a plain ResNet-50 only; the analysis stores the set's checks beside the pairs'."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from reproduction_runs import Model, accuracy_frame, write_run
+
+from hf_vitrobust.analysis.analyze import analyze
+from hf_vitrobust.analysis.finding_sets import FINDING_SETS, finding_set_checks, is_resnet50
+from hf_vitrobust.analysis.results import load_results, merge_results
+from hf_vitrobust.analysis.uncertainty import UncertaintySettings
+
+SETTINGS = UncertaintySettings(confidence_level=0.95, num_resamples=300, seed=2)
+N = 400
+GERNET, SKRESNET, RESNET50 = "timm/gernet_s.idstcv_in1k", "timm/skresnet18.ra_in1k", "timm/resnet50.a1_in1k"
+
+
+def _model(spec: str, a: float, r: float, seed: int) -> Model:
+    flags = np.random.default_rng(seed).random((2, N))
+    frames = {"imagenet-a": accuracy_frame(flags[0] < a), "imagenet-r": accuracy_frame(flags[1] < r)}
+    return Model(spec, frames, applied=dict.fromkeys(frames, "squash-224"))
+
+
+def _runs(tmp_path, models):
+    return merge_results(load_results([write_run(tmp_path, models)]))
+
+
+def test_table_7_over_the_models_of_a_run(tmp_path):
+    results = _runs(
+        tmp_path / "run",
+        [
+            _model(GERNET, 0.30, 0.60, 1),  # above the ResNet-50 on both: holds
+            _model(SKRESNET, 0.02, 0.15, 2),  # below on both: reversed
+            _model(RESNET50, 0.10, 0.35, 3),
+            _model("timm/vit_base_patch16_224.augreg_in1k", 0.5, 0.5, 4),  # in no set
+        ],
+    )
+    found = finding_set_checks(results, SETTINGS)
+    by_member = {pairing.vit[0][1]: (pairing, checks) for pairing, checks in found}
+    keys = {m["spec"]: m["key"] for m in results[0]["models"]}
+    assert set(by_member) == {keys[GERNET], keys[SKRESNET]}
+    for spec, verdict in ((GERNET, "holds"), (SKRESNET, "reversed")):
+        pairing, checks = by_member[keys[spec]]
+        assert pairing.origin == "model set" and pairing.cnn == ((0, keys[RESNET50]),)
+        assert pairing.name == f"table-7: {keys[spec]} against {keys[RESNET50]}"
+        assert [c.finding.name for c in checks] == ["table-7-imagenet-a", "table-7-imagenet-r"]
+        assert [c.verdict for c in checks] == [verdict, verdict], spec
+        assert all(c.finding.source == "Paul & Chen, Table 7" for c in checks)
+    # The values are each model's top-1 over all 1000 classes, from its own predictions.
+    gernet_a = by_member[keys[GERNET]][1][0]
+    gernet, resnet = (np.random.default_rng(seed).random((2, N))[0] for seed in (1, 3))
+    assert gernet_a.vit_value == pytest.approx(100 * (gernet < 0.30).mean(), abs=1e-12)
+    assert gernet_a.cnn_value == pytest.approx(100 * (resnet < 0.10).mean(), abs=1e-12)
+    # The analysis stores them beside the pairs' findings.
+    stored = analyze(results, SETTINGS).findings
+    assert [g["origin"] for g in stored] == ["model set", "model set"]
+    assert {g["pair"] for g in stored} == {pairing.name for pairing, _ in found}
+
+
+def test_no_plain_resnet50_no_check_and_protocols_must_match(tmp_path):
+    assert finding_set_checks(_runs(tmp_path / "none", [_model(GERNET, 0.3, 0.6, 1)]), SETTINGS) == []
+    assert [s for s in ("timm/resnet50.a1_in1k", "microsoft/resnet-50") if is_resnet50(s)] == [
+        "timm/resnet50.a1_in1k",
+        "microsoft/resnet-50",
+    ]
+    assert not any(is_resnet50(s) for s in ("timm/resnet50d.ra2_in1k", "timm/skresnet50", "timm/seresnet50"))
+    # A ResNet-50 given another preprocessing than the member: not checked (the notebooks squash all to 224).
+    other = _model(RESNET50, 0.1, 0.35, 3)
+    other.applied = {"imagenet-a": "model-native", "imagenet-r": "squash-224"}
+    [(_, checks)] = finding_set_checks(
+        _runs(tmp_path / "apart", [_model(GERNET, 0.3, 0.6, 1), other]), SETTINGS
+    )
+    assert [c.verdict for c in checks] == ["not checked", "holds"]
+    assert checks[0].reason == "other protocol (preprocessing: ViT squash-224, CNN model-native)"
+    assert "table-7" in FINDING_SETS.names()
