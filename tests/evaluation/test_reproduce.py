@@ -42,6 +42,8 @@ def test_the_plan_runs_each_number_with_its_checkpoint_and_protocol(tmp_path):
     assert vit224.benchmarks["imagenet-9"] == {"preprocessing": "as-released"}
     assert vit224.probes["occlusion"] == {"hole": "albumentations-1", "image_list": "paul-chen-occlusion-1k"}
     assert vit224.probes["pgd"]["record"] == "paul-chen-notebook" and vit224.probes["pgd"]["eps"] == 0.001
+    # The BiT notebook's unprojected attack, with its own lr (1e-3 on [0, 1] pixels), for the BiT rows.
+    assert bit.probes["pgd"]["record"] == "paul-chen-bit-notebook" and bit.probes["pgd"]["step_size"] == 0.001
     # Every published number of both models is served by exactly one leg.
     served = [row_id for leg in plan.legs for row_id in leg.rows]
     wanted = [r.row_id for r in published_numbers("paul-chen") if r.model_key in ("vit-l16", "bit-m-r101x3")]

@@ -3,6 +3,7 @@ torch transcription of Paul & Chen's `analysis/pgd_attacks/PGD_ViT.ipynb` (githu
 commit b90ba6b7: `generate_adversaries`, `perturb_image` and the assessment loop), run image by image in the
 notebook's [-1, 1] input space with its eps 0.002 and Adam lr 1e-3; the default record ("every-step") unchanged."""
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -160,7 +161,7 @@ def test_default_record_is_unchanged(vit):
 
 def test_bad_record_raises_naming_the_valid_ones(vit):
     images, labels = list_of_images(vit)
-    assert RECORDS == ("every-step", "paul-chen-notebook")
+    assert RECORDS == ("every-step", "paul-chen-notebook", "paul-chen-bit-notebook")
     with pytest.raises(
         ValueError, match=r"record must be one of.*'every-step'.*'paul-chen-notebook'.*'notebook'"
     ):
@@ -173,3 +174,70 @@ def test_bad_record_raises_naming_the_valid_ones(vit):
         pgd_attack(vit, images, labels, method="sign", projection="ball")
     with pytest.raises(ValueError, match="projection must be one of"):
         pgd_attack(vit, images, labels, projection="box")
+
+
+# ---------------------------------------------------------------------------- the BiT notebook (PGD_BiT.ipynb)
+BIT_EPS = 0.001  # its cell 7: EPS[0], used by clip_eps (cell 8)
+BIT_LR = 1e-3  # its cell 11: tf.keras.optimizers.Adam(learning_rate=1e-3), on inputs in [0, 1]
+
+
+def bit_generate_adversaries(image, model, true_class_index, iterations=ITERATIONS):
+    """PGD_BiT.ipynb cell 11, transcribed: the GradientTape loop with Keras' Adam written out (TF's ApplyAdam:
+    lr_t = lr sqrt(1 - b2^t) / (1 - b1^t), var -= lr_t m / (sqrt(v) + 1e-7), Keras' default epsilon), and the
+    update `delta.assign_add(clip_eps(delta))`. Returns delta after each step and the appended losses (-CE)."""
+    beta_1, beta_2, epsilon = 0.9, 0.999, 1e-7
+    delta = np.zeros(tuple(image.shape), dtype=np.float64)
+    m, v = np.zeros_like(delta), np.zeros_like(delta)
+    deltas, losses = [], []
+    for t in range(1, iterations + 1):
+        watched = torch.tensor(delta, dtype=torch.float32, requires_grad=True)
+        inp = torch.clamp(image + watched, 0, 1)
+        predictions = model(inp)
+        loss = -F.cross_entropy(predictions, torch.tensor([true_class_index]))
+        (gradients,) = torch.autograd.grad(loss, watched)
+        g = gradients.double().numpy()
+        m = beta_1 * m + (1 - beta_1) * g
+        v = beta_2 * v + (1 - beta_2) * g * g
+        lr_t = BIT_LR * np.sqrt(1 - beta_2**t) / (1 - beta_1**t)
+        delta = delta - lr_t * m / (np.sqrt(v) + epsilon)
+        delta = delta + np.clip(delta, -BIT_EPS, BIT_EPS)
+        deltas.append(delta.copy())
+        losses.append(loss.item())
+    return deltas, losses
+
+
+def test_bit_notebook_record_follows_its_unprojected_update_step_by_step(vit):
+    # Pixels away from the box, so that x + delta is never clamped and the adversarial image shows delta itself.
+    images = 0.3 + 0.4 * random_images(4, seed=5)
+    labels = predicted(vit, images)
+    labels[2] = (labels[2] + 1) % 10  # misclassified: the notebook attacks it but does not count it
+    reference = [
+        bit_generate_adversaries(image.unsqueeze(0), vit, int(label))
+        for image, label in zip(images, labels, strict=True)
+    ]
+    for steps in (1, 2, 5, ITERATIONS):
+        adversarial, losses, _ = pgd_attack(
+            vit, images, labels, eps=BIT_EPS, step_size=BIT_LR, steps=steps, projection="added-clip"
+        )
+        for i, (deltas, appended) in enumerate(reference):
+            ours = (adversarial[i] - images[i]).double()
+            # float32 against float64, batched against one image: a pixel whose gradient is near 0 (where Adam's
+            # m / sqrt(v) is ill-conditioned) may differ by a few 1e-6; the update rule's terms are 1e-3.
+            torch.testing.assert_close(ours, torch.from_numpy(deltas[steps - 1][0]), rtol=0, atol=1e-5)
+            torch.testing.assert_close(-losses[i, :steps].double(), torch.tensor(appended[:steps]).double())
+    # Nothing bounds delta: about 2 lr more per step, 0.02 after 10 steps (the ViT notebook's stays within 0.001).
+    final = np.abs(np.stack([deltas[-1] for deltas, _ in reference]))
+    assert 0.018 < final.max() <= 0.021 and np.median(final) > 0.015
+    bounded, _, _ = pgd_attack(vit, images, labels, eps=BIT_EPS, step_size=BIT_LR / 2, projection="ball")
+    assert float((bounded - images).abs().max()) <= BIT_EPS + 1e-7
+    # The record: the notebook's kept curves (-CE before each step) and success count, with its lr by default.
+    result = pgd_loss_progression(vit, images, labels, record="paul-chen-bit-notebook", num_images=4)
+    assert (result.step_size, result.eps, result.record) == (BIT_LR, BIT_EPS, "paul-chen-bit-notebook")
+    kept = [i for i in range(4) if i != 2]
+    assert result.image_indices.tolist() == kept
+    expected = torch.tensor([reference[i][1] for i in kept], dtype=torch.float64)
+    torch.testing.assert_close(result.losses.double(), expected)
+    fooled = predicted(
+        vit, images[kept] + torch.from_numpy(np.stack([reference[i][0][-1][0] for i in kept])).float()
+    )
+    assert result.success_rate == pytest.approx(float((fooled != labels[kept]).float().mean()))
