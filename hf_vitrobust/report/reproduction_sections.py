@@ -155,6 +155,12 @@ def verdict_sentence(entries: Sequence[Mapping[str, Any]]) -> str:
     return f"{len(entries)} published number{'s' if len(entries) != 1 else ''}: {', '.join(parts)}{tail}."
 
 
+def _protocol_option(summary: Mapping[str, Any]) -> str:
+    if summary.get("check_other_protocols"):
+        return "here they were checked as asked, and their verdicts say 'under another protocol'"
+    return "`vitrobust report --check-other-protocols` checks them, their verdicts marked 'under another protocol'"
+
+
 def _level(summary: Mapping[str, Any]) -> str:
     return f"{100 * float(summary.get('confidence_level') or 0.95):g} %"
 
@@ -195,11 +201,17 @@ def reproduction_blocks(summary: Mapping[str, Any]) -> list[Block]:
                 f"images both saw, with its paired {_level(summary)} interval (one set of bootstrap weights for both "
                 "models), McNemar's exact test for accuracies and the bootstrap's p-value otherwise, and Holm's "
                 "correction over the findings of the pair. A finding holds when the interval lies wholly on the "
-                "paper's side of 0 and the corrected p-value is below the level's alpha; reversed on the other side."
+                "paper's side of 0 and the corrected p-value is below the level's alpha; reversed on the other side. "
+                "Each finding names the protocol parts its quantity depends on (the preprocessing each model was "
+                "given, as the paper's notebooks gave it): a pair whose runs differ from them is not checked "
+                f"({_protocol_option(summary)}). A claim about a model set (Table 7: the attention CNNs against a "
+                "plain ResNet-50) is checked for each model of the set in the ViT's column against the baseline in "
+                "the CNN's."
             ),
         ]
         for group in findings:
-            title = f"{PAPERS.get(group['paper'], group['paper'])}: pair {group['pair']}"
+            which = "models" if group.get("origin") == "model set" else "pair"
+            title = f"{PAPERS.get(group['paper'], group['paper'])}: {which} {group['pair']}"
             blocks.append(
                 Table(FINDINGS_HEADERS, findings_table(group["checks"]), title=title, numeric=False)
             )

@@ -136,6 +136,7 @@ def test_the_report_command_checks_other_protocols_when_asked(tmp_path):
     assert "not checked: other protocol (preprocessing: ViT model-native, CNN model-native here" in plain
     row = next(line for line in plain.splitlines() if line.startswith("| ViT above BiT on ImageNet-A"))
     assert row.rstrip(" |").endswith("| not checked")
+    assert "`vitrobust report --check-other-protocols` checks them" in plain
     assert (
         cli_main(
             [
@@ -153,3 +154,4 @@ def test_the_report_command_checks_other_protocols_when_asked(tmp_path):
     asked = (tmp_path / "asked" / "report.md").read_text()
     row = next(line for line in asked.splitlines() if line.startswith("| ViT above BiT on ImageNet-A"))
     assert row.rstrip(" |").endswith("holds under another protocol")
+    assert "here they were checked as asked" in asked and "--check-other-protocols` checks them" not in asked

@@ -13,6 +13,7 @@ from hf_vitrobust.analysis.analyze import analyze
 from hf_vitrobust.analysis.finding_sets import FINDING_SETS, finding_set_checks, is_resnet50
 from hf_vitrobust.analysis.results import load_results, merge_results
 from hf_vitrobust.analysis.uncertainty import UncertaintySettings
+from hf_vitrobust.report.document import write_report
 
 SETTINGS = UncertaintySettings(confidence_level=0.95, num_resamples=300, seed=2)
 N = 400
@@ -56,9 +57,14 @@ def test_table_7_over_the_models_of_a_run(tmp_path):
     assert gernet_a.vit_value == pytest.approx(100 * (gernet < 0.30).mean(), abs=1e-12)
     assert gernet_a.cnn_value == pytest.approx(100 * (resnet < 0.10).mean(), abs=1e-12)
     # The analysis stores them beside the pairs' findings.
-    stored = analyze(results, SETTINGS).findings
-    assert [g["origin"] for g in stored] == ["model set", "model set"]
-    assert {g["pair"] for g in stored} == {pairing.name for pairing, _ in found}
+    analysis = analyze(results, SETTINGS)
+    assert [g["origin"] for g in analysis.findings] == ["model set", "model set"]
+    assert {g["pair"] for g in analysis.findings} == {pairing.name for pairing, _ in found}
+    # The report titles each by its models, not as a pair.
+    analysis.store(results)
+    text = write_report(results, tmp_path / "report")["markdown"].read_text()
+    for pairing, _ in found:
+        assert f"models {pairing.name}" in text and f"pair {pairing.name}" not in text
 
 
 def test_no_plain_resnet50_no_check_and_protocols_must_match(tmp_path):
