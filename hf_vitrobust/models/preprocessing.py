@@ -82,6 +82,36 @@ def _to_rgb_or_float(image: Image.Image) -> tuple[Image.Image, float | None]:
         raise ValueError(f"Cannot convert a PIL image of mode {mode!r} to RGB: {err}") from err
 
 
+def _pixels(image: Image.Image, scale: float | None) -> torch.Tensor:
+    """An image from `_to_rgb_or_float` -> float32 (3, H, W) in [0, 1]."""
+    tensor = TF.pil_to_tensor(image)
+    if scale is None:
+        return TF.to_dtype(tensor, torch.float32, scale=True)
+    tensor = (tensor.to(torch.float32) / scale).clamp_(0.0, 1.0)
+    return TF.grayscale_to_rgb(tensor)
+
+
+def _output_size(target: Sequence[int], image: Image.Image) -> tuple[int, int]:
+    """torchvision's resize size -> (height, width): one int sets the shorter side, the longer one truncated."""
+    if len(target) == 2:
+        return int(target[0]), int(target[1])
+    short, long = sorted((image.height, image.width))
+    new_short, new_long = int(target[0]), int(target[0] * long / short)
+    return (new_short, new_long) if image.height <= image.width else (new_long, new_short)
+
+
+def tf_bilinear_resize(pixels: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
+    """TensorFlow 2's `tf.image.resize(pixels, size, method="bilinear")` (antialias off, the default): each output
+    pixel i reads the input at (i + 0.5) * in / out - 0.5 (half-pixel centres; clamped at the borders) and
+    interpolates its two neighbours per axis, so shrinking skips pixels instead of averaging them. Float in, float
+    out, nothing rounded. `pixels`: (C, H, W) or (N, C, H, W)."""
+    batch = pixels.unsqueeze(0) if pixels.dim() == 3 else pixels
+    resized = torch.nn.functional.interpolate(
+        batch.float(), size=tuple(size), mode="bilinear", align_corners=False, antialias=False
+    )
+    return resized[0] if pixels.dim() == 3 else resized
+
+
 @dataclass(frozen=True)
 class Preprocessing:
     """How a model sees a PIL image: resize, center crop, then mean/std normalisation.
@@ -97,6 +127,9 @@ class Preprocessing:
             smaller, as torchvision's CenterCrop): how the reference scripts read images that were released
             already cropped (ImageNet-C/test.py's `CenterCrop(224)`). Exclusive with `resize_size` and `crop_pct`.
         interpolation: a torchvision `InterpolationMode` value ("bilinear", "bicubic", ...).
+        antialias: True (the default): PIL's resize, which low-pass filters when it shrinks (timm, transformers).
+            False: TensorFlow's `tf.image.resize(..., method="bilinear")` as Paul & Chen's notebooks ran it: half-pixel
+            centres, no antialiasing, the float result not rounded to 8 bits (`tf_bilinear_resize`); bilinear only.
         mean, std: per-channel normalisation of pixels in [0, 1], applied inside `Classifier.forward`.
 
     Image modes: 8-bit modes (1, L, P, RGB, CMYK, YCbCr, ...) convert to RGB and scale by 1/255. Alpha
@@ -114,6 +147,7 @@ class Preprocessing:
     mean: tuple[float, float, float] = IMAGENET_DEFAULT_MEAN
     std: tuple[float, float, float] = IMAGENET_DEFAULT_STD
     crop_only: bool = False
+    antialias: bool = True
 
     def __post_init__(self) -> None:
         input_size = _pair(self.input_size, "input_size")
@@ -137,6 +171,13 @@ class Preprocessing:
                 raise ValueError(f"crop_pct must be in (0, 1], got {self.crop_pct!r}.")
             object.__setattr__(self, "crop_pct", float(self.crop_pct))
         object.__setattr__(self, "interpolation", _interpolation_name(self.interpolation))
+        if not isinstance(self.antialias, bool):
+            raise ValueError(f"antialias must be True or False, got {self.antialias!r}.")
+        if not self.antialias and self.interpolation != "bilinear":
+            raise ValueError(
+                f"antialias=False is TensorFlow's bilinear resize; it takes interpolation 'bilinear', "
+                f"not {self.interpolation!r}."
+            )
         for what in ("mean", "std"):
             values = tuple(float(v) for v in getattr(self, what))
             if len(values) != 3:
@@ -167,22 +208,16 @@ class Preprocessing:
             raise TypeError(f"Expected a PIL.Image.Image, got {type(image).__name__}.")
         image.load()
         converted, scale = _to_rgb_or_float(image)
+        target = self.resize_target(converted.height, converted.width)
+        if not self.crop_only and not self.antialias:
+            pixels = tf_bilinear_resize(_pixels(converted, scale), _output_size(target, converted))
+            return TF.center_crop(pixels, list(self.input_size))
         resized = (
             converted
             if self.crop_only
-            else TF.resize(
-                converted,
-                self.resize_target(converted.height, converted.width),
-                interpolation=self.interpolation_mode,
-                antialias=True,
-            )
+            else TF.resize(converted, target, interpolation=self.interpolation_mode, antialias=True)
         )
-        cropped = TF.center_crop(resized, list(self.input_size))
-        tensor = TF.pil_to_tensor(cropped)
-        if scale is None:
-            return TF.to_dtype(tensor, torch.float32, scale=True)
-        tensor = (tensor.to(torch.float32) / scale).clamp_(0.0, 1.0)
-        return TF.grayscale_to_rgb(tensor)
+        return _pixels(TF.center_crop(resized, list(self.input_size)), scale)
 
     def to_tensor(self, images: Image.Image | Sequence[Image.Image]) -> torch.Tensor:
         """PIL images (one or a list) -> float32 batch (N, 3, H, W) in [0, 1]."""
@@ -298,4 +333,4 @@ def _size_field(size: Any, key: str) -> int | None:
     return None if value is None else int(value)
 
 
-__all__ = ["IMAGENET_DEFAULT_MEAN", "IMAGENET_DEFAULT_STD", "Preprocessing"]
+__all__ = ["IMAGENET_DEFAULT_MEAN", "IMAGENET_DEFAULT_STD", "Preprocessing", "tf_bilinear_resize"]
