@@ -2,7 +2,9 @@
 """The papers' claims about a set of models rather than a ViT/CNN pair, checked over the models of a run.
 
 Paul & Chen's Table 7 compares CNNs with attention modules (global context, GENet, selective kernels: the models
-of their `analysis/attention_effectiveness` notebooks) with a plain ResNet-50 on ImageNet-A and -R. A `FindingSet`
+of their `analysis/attention_effectiveness` notebooks) with a plain ResNet-50 on ImageNet-A and -R; their Fig. 9
+finds ViT and BiT less sensitive than a ResNet-50 across the Fourier spectrum (a probe's claim: its
+`ProbeFinding.baseline` names the ResNet-50). A `FindingSet`
 names which models of a run belong to the set and which is the baseline; each member is then checked against the
 baseline as a pair (`findings.check_findings`, the member in the ViT's place, the baseline in the CNN's), with its
 protocol parts, verdicts and Holm's correction over the set's findings of that member.
@@ -12,12 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from ..probes.spec import ProtocolPart
+from ..probes.spec import PROBES, Claim, ProtocolPart
 from ..registry import Registry
-from .findings import Finding, FindingCheck, Pairing, check_findings, get_finding
+from .findings import Finding, FindingCheck, Pairing, check_findings, get_finding, probe_quantity
 from .published import published_numbers
 from .run_models import RunModels
 from .uncertainty import UncertaintySettings, run_settings
@@ -100,6 +102,38 @@ register_finding_set(
 )
 
 
+def is_vit_or_bit(spec: str) -> bool:
+    """Whether a model spec is a ViT or a BiT (Fig. 9's models): "vit" in its architecture, or a BiT checkpoint."""
+    architecture = _architecture(spec)
+    return architecture.startswith(("vit", "google/vit")) or "_bit" in architecture or "/bit" in spec.lower()
+
+
+#: The baselines a probe's set claim names (`ProbeFinding.baseline`).
+BASELINES: dict[str, Callable[[str], bool]] = {"resnet-50": is_resnet50}
+
+
+def _sync_probe_sets() -> None:
+    """Register the set claims the probes declare (`ProbeFinding.baseline`: the ViTs and BiTs of a run against
+    that baseline), a probe registered later included."""
+    for spec in PROBES.values():
+        for finding in spec.findings:
+            if finding.baseline is None or finding.name in FINDING_SETS:
+                continue
+            claim = {field.name: getattr(finding, field.name) for field in fields(Claim)}
+            quantity = Finding(**claim, data=spec.name, estimator=probe_quantity(spec.name, finding))
+            register_finding_set(
+                FindingSet(
+                    finding.name,
+                    finding.paper,
+                    finding.claim,
+                    finding.source,
+                    (quantity,),
+                    is_vit_or_bit,
+                    BASELINES[finding.baseline],
+                )
+            )
+
+
 def finding_set_checks(
     results: Sequence[Mapping[str, Any]],
     settings: UncertaintySettings | None = None,
@@ -108,9 +142,11 @@ def finding_set_checks(
     check_other_protocols: bool = False,
 ) -> list[tuple[Pairing, list[FindingCheck]]]:
     """Each registered set's findings over the models of the runs: every member against the baseline (the first
-    model that is one), as a `Pairing` whose origin is "model set" and name says which set and models."""
+    model that is one), as a `Pairing` whose origin is "model set" and name says which set and models; a model
+    that holds none of the set's data is left out."""
     if not results:
         return []
+    _sync_probe_sets()
     settings = settings or run_settings(results[0])
     run_models = run_models or RunModels(results)
     places = [
@@ -120,11 +156,15 @@ def finding_set_checks(
     ]
     out = []
     for finding_set in FINDING_SETS.values():
-        baseline = next((place for place in places if finding_set.is_baseline(place[2])), None)
+
+        def has_data(index: int, key: str, _set: FindingSet = finding_set) -> bool:
+            return any(run_models((index, key)).has(finding.data) for finding in _set.findings)
+
+        baseline = next((p for p in places if finding_set.is_baseline(p[2]) and has_data(p[0], p[1])), None)
         if baseline is None:
             continue
         for index, key, spec in places:
-            if not finding_set.is_member(spec):
+            if not finding_set.is_member(spec) or not has_data(index, key):
                 continue
             name = f"{finding_set.name}: {key} against {baseline[1]}"
             pairing = Pairing(finding_set.paper, name, ((index, key),), (baseline[:2],), "model set")
@@ -144,5 +184,6 @@ __all__ = [
     "FindingSet",
     "finding_set_checks",
     "is_resnet50",
+    "is_vit_or_bit",
     "register_finding_set",
 ]

@@ -147,7 +147,7 @@ def _mean_over_corruptions(benchmark: str, severity: str) -> Callable[[RunModel]
     return build
 
 
-def _probe_quantity(probe: str, finding: ProbeFinding) -> Callable[[RunModel], Estimator]:
+def probe_quantity(probe: str, finding: ProbeFinding) -> Callable[[RunModel], Estimator]:
     """A probe finding's quantity of one model: the mean over its images of the probe's per-image values."""
 
     def build(model: RunModel) -> Estimator:
@@ -167,12 +167,12 @@ def _sync_probe_findings() -> None:
     """Register the findings the probes declare (`ProbeSpec.findings`), a probe registered later included."""
     for spec in PROBES.values():
         for finding in spec.findings:
-            if finding.name not in FINDINGS:
+            if finding.baseline is None and finding.name not in FINDINGS:  # else a set's (`finding_sets`)
                 claim = {
                     field.name: getattr(finding, field.name) for field in fields(Claim)
                 }  # protocol included
                 register_finding(
-                    Finding(**claim, data=spec.name, estimator=_probe_quantity(spec.name, finding))
+                    Finding(**claim, data=spec.name, estimator=probe_quantity(spec.name, finding))
                 )
 
 
@@ -527,6 +527,7 @@ __all__ = [
     "get_finding",
     "headline_quantity",
     "pairings",
+    "probe_quantity",
     "protocol_of",
     "register_finding",
 ]

@@ -70,9 +70,12 @@ from .display import (
 )
 from .intervals import counts_from_means, interval_entry, mean_curve, proportion_curve, sample_std
 from .param_checks import boolean, calls, int_at_least, optional
+from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .spec import (
     ProbeFigure,
+    ProbeFinding,
     ProbeSpec,
+    ProtocolPart,
     register_probe,
     same_setting,
     summed_counts,
@@ -250,6 +253,7 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
     )
     errors = counts_from_means(result.error_map, result.num_images)
     return {
+        PER_IMAGE: per_image_record(inputs.sample_ids, map_error=image_errors),
         "error_map": torch.as_tensor(np.asarray(result.error_map, dtype=np.float64)),
         "frequencies": list(result.frequencies),
         "eps": float(result.eps),
@@ -276,7 +280,15 @@ def _merge(partials: list) -> dict:
         "num_errors": summed_counts(partials, "num_errors", "error_map"),
         "num_clean_errors": summed_counts(partials, "num_clean_errors", "clean_error"),
         "map_error_square_sum": summed_values(partials, "map_error_square_sum"),
+        PER_IMAGE: merged_per_image(partials),
     }
+
+
+def map_error_per_image(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+    """Each image's error (0..1) averaged over the map's cells, from the per-image record: how sensitive a model
+    is across the spectrum, what Paul & Chen's Fig. 9 compares (`analysis.finding_sets`)."""
+    record = per_image_of(probe)
+    return record["keys"], np.asarray(record["map_error"], dtype=np.float64)
 
 
 def _map_mean(probe: Mapping[str, Any]) -> float | None:
@@ -371,6 +383,20 @@ SPEC = register_probe(
         headline=_headline,
         intervals_fn=_intervals,
         summary_row="mean error over the map (%)",
+        findings=(
+            ProbeFinding(
+                "fig-9-fourier-heatmap",
+                "paul-chen",
+                "ViT or BiT less sensitive than a plain ResNet-50 across the Fourier spectrum",
+                "Paul & Chen, Fig. 9 (Fourier heat maps)",
+                "top-1 error % under Fourier basis noise, each image's mean over the heat map",
+                -1,
+                map_error_per_image,
+                scale=100.0,
+                protocol=(ProtocolPart("eps"), ProtocolPart("window")),
+                baseline="resnet-50",
+            ),
+        ),
         figures={
             "fourier_heatmap": ProbeFigure(
                 draw_fourier_heatmap,
@@ -387,4 +413,5 @@ __all__ = [
     "FourierHeatmapResult",
     "draw_fourier_heatmap",
     "fourier_heatmap",
+    "map_error_per_image",
 ]

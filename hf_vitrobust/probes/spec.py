@@ -232,10 +232,12 @@ class ProbeFinding(Claim):
     """A claim that a probe's per-image record checks (`analysis.findings` pairs the two models' images and
     bootstraps the difference of the means): per_image(probe_dict) gives the images' keys and the quantity per
     image (raises LookupError when the dict cannot give it); scale: the factor to the quantity's unit (100: a mean
-    of 0/1 in percent)."""
+    of 0/1 in percent); baseline: where the claim is about the ViTs and BiTs of a run against one baseline model
+    rather than a pair, that baseline's name ("resnet-50"; `analysis.finding_sets`)."""
 
     per_image: PerImageFn
     scale: float = 1.0
+    baseline: str | None = field(default=None, kw_only=True)
 
 
 def _no_headline(probe: Mapping[str, Any]) -> dict[str, str]:

@@ -83,3 +83,41 @@ def test_no_plain_resnet50_no_check_and_protocols_must_match(tmp_path):
     assert [c.verdict for c in checks] == ["not checked", "holds"]
     assert checks[0].reason == "other protocol (preprocessing: ViT squash-224, CNN model-native)"
     assert "table-7" in FINDING_SETS.names()
+
+
+def _heatmap(errors: np.ndarray, eps: float = 4.0) -> dict:
+    """A fourier_heatmap probe dict whose images have these mean errors over the map."""
+    return {
+        "error_map": [[float(errors.mean())]],
+        "eps": eps,
+        "window": 3,
+        "num_images": len(errors),
+        "benchmark": "imagenet-val",
+        "per_image": {"keys": list(range(500, 500 + len(errors))), "map_error": errors.tolist()},
+    }
+
+
+def test_fig_9_vit_and_bit_against_resnet50(tmp_path):
+    rng = np.random.default_rng(9)
+    vit, bit, resnet = (np.clip(m + 0.1 * rng.standard_normal(200), 0, 1) for m in (0.3, 0.8, 0.5))
+    models = [
+        Model("google/vit-base-patch16-224", probes={"fourier_heatmap": _heatmap(vit)}),
+        Model("timm/resnetv2_50x1_bit.goog_in21k_ft_in1k", probes={"fourier_heatmap": _heatmap(bit)}),
+        Model(RESNET50, probes={"fourier_heatmap": _heatmap(resnet)}),
+    ]
+    results = _runs(tmp_path / "fig9", models)
+    found = {p.vit[0][1]: checks for p, checks in finding_set_checks(results, SETTINGS) if "fig-9" in p.name}
+    keys = [m["key"] for m in results[0]["models"]]
+    assert set(found) == set(keys[:2])
+    [vit_check], [bit_check] = found[keys[0]], found[keys[1]]
+    assert "Fig. 9" in vit_check.finding.source and vit_check.finding.direction == -1
+    assert (
+        vit_check.verdict == "holds" and bit_check.verdict == "reversed"
+    )  # less sensitive holds; BiT here more
+    assert vit_check.vit_value == pytest.approx(100 * vit.mean()) and vit_check.cnn_value == pytest.approx(
+        100 * resnet.mean()
+    )
+    # Another perturbation size is another protocol.
+    models[2].probes["fourier_heatmap"] = _heatmap(resnet, eps=2.0)
+    other = finding_set_checks(_runs(tmp_path / "eps", models), SETTINGS)
+    assert {c.reason for _, checks in other for c in checks} == {"other protocol (eps: ViT 4.0, CNN 2.0)"}
