@@ -32,6 +32,7 @@ from .builtin import BUILTIN_SOURCE
 from .class_lists import ClassSubset, imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
 from .hub_labels import CIFAR10_CLASSES, CIFAR100_CLASSES
 from .hub_schemas import HUB_SCHEMAS, HubSchema, hub_schemas_for
+from .imagenet_v2 import IMAGENET_V2_VARIANTS
 from .samples import SchemaError, Source
 
 TASKS = ("classification", "ood", "sequence", "background")
@@ -57,15 +58,17 @@ class Benchmark:
     kind: how it is scored, summarised and shown: a name of `hf_vitrobust.analysis.BENCHMARK_KINDS` ("clean",
         "masked" (ImageNet-A/R), "corruption", "perturbation", "ood", "background"); written into results.json.
     corruptions / severities: the corruptions and severities it has (the "corruptions" and "severities" options).
-    variants: its variants (ImageNet-9) or perturbations (ImageNet-P): the "variant" option; `variant_groups` are
-        the shorthands a suite may write for several ("all", "test", ...), `variant_noun` names one in errors.
+    variants: its variants (ImageNet-9), perturbations (ImageNet-P) or test sets (ImageNet-V2): the "variant" option;
+        `variant_groups` are the shorthands a suite may write for several ("all", "test", ...), `variant_noun` names
+        one in errors. one_variant: the option names a single one (ImageNet-V2: each test set is its own number).
     difficulties: the values of the "difficulty" option (ImageNet-P).
     in_distribution_from: the benchmark whose images form the in-distribution half (ImageNet-O: imagenet-val),
         given with the "in_distribution" option.
     generated_default: the "generated:" source used by default where no Hub copy streams (CIFAR-C); with
         `hub_sources`, `default_source` is the source when none is given (None: the data must be given as a local
         folder, as for ImageNet-P and ImageNet-9).
-    folder_layout / folder_labels: how `ImageFolderSource` reads the official release (None: no image folder).
+    folder_layout / folder_labels: how `ImageFolderSource` reads the official release (None: no image folder;
+        "imagenet_v2": `hf_vitrobust.data.imagenet_v2`, class folders named by ImageNet-1k index).
     generated_from: the clean benchmark that "generated:" corrupts (or, for ImageNet-P, perturbs) on the fly.
     released_size: the side of the images as released, already cropped, where the official evaluation reads them
         without resizing (ImageNet-C and ImageNet-P: 224, ImageNet-C/test.py `CenterCrop(224)`; ImageNet-9: 224,
@@ -92,6 +95,7 @@ class Benchmark:
     variants: tuple[str, ...] = ()
     variant_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     variant_noun: str = "variant"
+    one_variant: bool = False
     corruptions: tuple[str, ...] = ()
     severities: tuple[int, ...] = ()
     difficulties: tuple[int, ...] = ()
@@ -217,7 +221,13 @@ class Benchmark:
                 raise ValueError(f"severities lists a severity twice: {value!r}.")
             return [int(s) for s in severities]
         if key == "variant":
-            return _names(value, self.variants, dict(self.variant_groups), "variant", self.variant_noun)
+            names = _names(value, self.variants, dict(self.variant_groups), "variant", self.variant_noun)
+            if self.one_variant and len(names) > 1:
+                raise ValueError(
+                    f"variant: {self.name} takes one {self.variant_noun} per entry, got {names}; "
+                    "evaluate each in its own run."
+                )
+            return names
         if key == "difficulty":
             if isinstance(value, bool) or value not in self.difficulties:
                 allowed = ", ".join(str(d) for d in self.difficulties[:-1]) + f" or {self.difficulties[-1]}"
@@ -402,6 +412,20 @@ for _benchmark in (
         "Wang et al., Learning Robust Global Representations by Penalizing Local Predictive Power, NeurIPS 2019",
         task="classification",
         kind="clean",
+    ),
+    _imagenet(
+        "imagenet-v2",
+        "ImageNet-V2: 10,000 new images, 10 for each of the 1000 ImageNet classes, in three test sets "
+        "(matched-frequency, the default, threshold-0.7, top-images: the 'variant' option); top-1/top-5 over all "
+        "1000 classes. Its class folders are ImageNet-1k indices.",
+        "Recht et al., Do ImageNet Classifiers Generalize to ImageNet?, ICML 2019",
+        task="classification",
+        kind="clean",
+        variants=IMAGENET_V2_VARIANTS,
+        variant_noun="ImageNet-V2 test set",
+        one_variant=True,
+        folder_layout="imagenet_v2",
+        folder_labels="index",
     ),
     Benchmark(
         name="cifar10-c",

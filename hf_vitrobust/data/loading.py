@@ -29,6 +29,7 @@ from .decoding import IMAGE_FILE_EXTENSIONS
 from .hub import HubSource
 from .hub_parquet import ParquetSource, _match_path_or_parent
 from .hub_schemas import HubSchema, get_hub_schema, match_schema
+from .imagenet_v2 import imagenet_v2_source
 from .local import ImageFolderSource
 from .samples import NO_LABEL, RawSample, SchemaError, Source
 
@@ -210,6 +211,8 @@ def resolve_source(
     selection = {"corruptions": corruptions, "severities": severities}
 
     bench.check_source(spec)
+    if bench.folder_layout == "imagenet_v2":
+        return imagenet_v2_source(spec, variants[0] if variants else None)
     if spec.startswith("generated:"):
         from .generated import GeneratedCorruptionSource, GeneratedPerturbationSource
 
