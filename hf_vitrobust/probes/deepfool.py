@@ -22,6 +22,10 @@ orthonormal one plus 10 log10(16 HW) dB, plus 3.01 dB more on row 0 and on colum
 coefficient (the orthonormal DCT-II scales its k = 0 basis vector by sqrt(1 / N) and the others by sqrt(2 / N);
 see `spectra`).
 
+The figure has no number to compare. The probe keeps one per attacked image: the share of its perturbation's energy
+in the lowest quarter of the DCT frequencies along each axis (`spectra.low_frequency_share`; this band is ours, not
+the paper's). The "fig-11-deepfool-spectrum" finding compares that share for a ViT and a BiT.
+
 This implementation follows foolbox 3.3.4's semantics (candidates from the clean logits, the 1e-4 and 1e-8
 stabilisers, clipping to the (0, 1) pixel bounds at each step), with two differences that only save time: an image
 leaves the batch as soon as it is fooled (foolbox keeps computing every image until all are fooled), and the k - 1
@@ -64,8 +68,17 @@ from .display import (
 )
 from .intervals import interval_entry, mean_curve, proportion_curve
 from .param_checks import int_at_least, non_negative_number, positive_int
-from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, register_probe, same_setting
-from .spectra import SPECTRA, Spectrum, check_spectrum, dct_energy_db, dct_energy_sum
+from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
+from .spec import (
+    ProbeFigure,
+    ProbeFinding,
+    ProbeNotApplicable,
+    ProbeSpec,
+    ProtocolPart,
+    register_probe,
+    same_setting,
+)
+from .spectra import SPECTRA, Spectrum, check_spectrum, dct_energy_db, dct_energy_sum, low_frequency_share
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -353,7 +366,9 @@ def deepfool_spectrum(
 # spectrum is 10 log10 of (the summed squared DCT coefficients) / (the number of images they sum: the correctly
 # classified ones for the orthonormal spectrum, all of them for the notebook's), i.e. the same average as the
 # one-call probe (`deepfool_energy_sum`). The perturbations themselves (N x 3 x H x W) are not kept. The kept
-# per-image records give the intervals over images of the success rate and the mean L2 (none for the spectrum).
+# per-image records give the intervals over images of the success rate and the mean L2 (none for the spectrum), and
+# "per_image" keeps each attacked (clean-correct) image's low-frequency share of its perturbation's energy
+# (`spectra.low_frequency_share`), keyed by sample id, in chunk order: what the Fig. 11 finding compares.
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
     result: DeepFoolResult = deepfool_spectrum(classifier, inputs.pixels, inputs.labels, seed=seed, **params)
     # What the spectrum averages, as a sum over this chunk's images, and how many images it sums.
@@ -368,6 +383,10 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "labels": result.labels.cpu(),
         "energy_sum": energy_sum.cpu(),
         "energy_images": int(energy_images),
+        PER_IMAGE: per_image_record(
+            inputs.sample_ids[result.clean_correct],
+            low_frequency_share=low_frequency_share(result.perturbations[result.clean_correct]),
+        ),
         "spectrum": result.spectrum,
         "steps": result.steps,
         "candidates": result.candidates,
@@ -402,6 +421,7 @@ def _merge(partials: list) -> dict:
         "candidates": same_setting(partials, "candidates"),
         "overshoot": same_setting(partials, "overshoot"),
         "spectrum": same_setting(partials, "spectrum"),
+        PER_IMAGE: merged_per_image(partials),
     }
 
 
@@ -448,6 +468,20 @@ def _image_count(probe: Mapping[str, Any]) -> int | None:
     return None if probe.get("success") is None else len(probe["success"])
 
 
+def low_frequency_share_per_image(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+    """Each attacked image's share of its perturbation's DCT energy in the lowest quarter of the frequencies along
+    each axis (`spectra.low_frequency_share`), from the per-image record; images left unperturbed are dropped. The
+    quantity of Paul & Chen's Fig. 11 claim (BiT's perturbations concentrate in low frequencies, ViT's spread)."""
+    record = per_image_of(probe)
+    if "low_frequency_share" not in record:
+        raise LookupError(
+            "the deepfool record keeps no low-frequency share (a run made before it was recorded)"
+        )
+    shares = np.asarray(record["low_frequency_share"], dtype=np.float64)  # None (a zero perturbation): NaN
+    kept = np.isfinite(shares)
+    return [key for key, keep in zip(record["keys"], kept, strict=True) if keep], shares[kept]
+
+
 def draw_deepfool(data: SeriesData, ax: Axes | None = None) -> Figure | None:
     """The DCT energy spectrum (dB) of each model's perturbations, one shared colour scale (on `ax`: one model)."""
     return map_panels(
@@ -476,6 +510,26 @@ SPEC = register_probe(
         intervals_fn=_intervals,
         image_count=_image_count,
         summary_row="mean L2 of the perturbation",
+        findings=(
+            ProbeFinding(
+                "fig-11-deepfool-spectrum",
+                "paul-chen",
+                "ViT's DeepFool perturbations spread over the spectrum, BiT's concentrate in low frequencies",
+                "Paul & Chen, Fig. 11 (DeepFool DCT spectra; the band is ours; their notebook's ResNet50 panel is the ViT "
+                "again, so ViT against BiT)",
+                "share (%) of each perturbation's DCT energy in the lowest quarter of the frequencies along each axis",
+                -1,
+                low_frequency_share_per_image,
+                scale=100.0,
+                # Disc_Regions.ipynb squashes both models to 224 (transforms.Resize((224, 224))).
+                protocol=(
+                    ProtocolPart("preprocessing", vit="native-resize", cnn="squash-224"),
+                    ProtocolPart("steps"),
+                    ProtocolPart("overshoot"),
+                    ProtocolPart("candidates"),
+                ),
+            ),
+        ),
         figures={
             "deepfool_spectrum": ProbeFigure(
                 draw_deepfool,
@@ -495,4 +549,5 @@ __all__ = [
     "deepfool_energy_sum",
     "deepfool_spectrum",
     "draw_deepfool",
+    "low_frequency_share_per_image",
 ]

@@ -46,6 +46,10 @@ What is recorded (`record`):
   0.02 after 10 steps, against 0.001 in the ViT notebook. Their 72 of 79 BiT images fooled against 44 of 88 ViT
   images is largely this budget. Only this record reproduces their BiT rows; the fair comparison is one attack
   for both models ("every-step" or "paul-chen-notebook", eps 0.001 on [0, 1] pixels).
+
+The "fig-13-pgd-loss-rise" finding ("BiT's loss rises faster than ViT's") compares each image's mean rise of the
+cross-entropy per step (`loss_rise_per_image`). Its protocol is the paper's: the ViT notebook's record for the ViT,
+the BiT notebook's for the BiT. A run that attacks both with one bounded attack is therefore another protocol.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ from .display import (
 )
 from .intervals import counts_from_means, interval_entry, mean_curve, proportion_curve
 from .param_checks import boolean, optional, positive_int, positive_number
+from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .pgd_attacks import (
     BIT_NOTEBOOK_LR,
     METHODS,
@@ -97,9 +102,11 @@ from .pgd_attacks import (
 )
 from .spec import (
     ProbeFigure,
+    ProbeFinding,
     ProbeNotApplicable,
     ProbeSpec,
     ProbeValue,
+    ProtocolPart,
     register_probe,
     same_setting,
     total_images,
@@ -280,7 +287,8 @@ def pgd_loss_progression(
 # The runner selects correctly classified images; each chunk attacks all of its images that the model classifies
 # correctly; the merge concatenates the per-image losses, recomputes their mean and (population) std through
 # `metrics.loss_progression`, and the success rate from the fooled counts ("num_fooled"). `image_indices` become
-# positions in the probe's selected image list. Intervals: the Student-t interval of the mean loss per step over
+# positions in the probe's selected image list, and "per_image" keys each row of the losses by its sample id (the
+# Fig. 13 finding pairs two models' images by it). Intervals: the Student-t interval of the mean loss per step over
 # the attacked images (their losses are kept) and the Wilson interval of the success rate.
 _RUNNER_NUM_IMAGES = "the probe spec's num_images and the 'correct' selection choose the attacked images"
 
@@ -291,7 +299,12 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
     correct = predict_logits(classifier, inputs.pixels, batch_size).argmax(dim=1) == inputs.labels
     if not bool(correct.any()):
         # Nothing to attack in this chunk (the runner selects correct images; other precisions may disagree).
-        return {"losses": None, "image_indices": torch.zeros(0, dtype=torch.int64), "num_fooled": 0}
+        return {
+            "losses": None,
+            "image_indices": torch.zeros(0, dtype=torch.int64),
+            "num_fooled": 0,
+            PER_IMAGE: per_image_record([]),
+        }
     result: PGDLossResult = pgd_loss_progression(
         classifier,
         inputs.pixels,
@@ -305,6 +318,7 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "losses": result.losses.cpu(),
         "image_indices": result.image_indices.cpu(),
         "num_fooled": round(result.success_rate * result.num_images),
+        PER_IMAGE: per_image_record(inputs.sample_ids[result.image_indices]),
         "method": result.method,
         "eps": result.eps,
         "step_size": result.step_size,
@@ -343,6 +357,7 @@ def _merge(partials: list) -> dict:
         "success_rate": sum(int(p["num_fooled"]) for p in chosen) / int(losses.shape[0]),
         "num_selected": total_images(partials),
         "num_fooled": sum(int(p["num_fooled"]) for p in chosen),
+        PER_IMAGE: merged_per_image(chosen),
     }
 
 
@@ -396,6 +411,18 @@ def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
             " (not enforced: the BiT notebook adds clip(δ) to δ, |δ| ≈ 0.02 after 10 steps)"
         )
     return out
+
+
+def loss_rise_per_image(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+    """Each attacked image's mean rise of the cross-entropy per attack step, (CE at the last recorded step - CE at
+    the first) / (recorded steps - 1), from its row of "losses" (negated for the notebook records, which keep -CE):
+    how fast the attack raises the loss, the quantity of Paul & Chen's Fig. 13 claim (BiT's rises faster)."""
+    keys = per_image_of(probe)["keys"]
+    losses = as_float_array(probe.get("losses"))
+    if losses.ndim != 2 or losses.shape[0] != len(keys) or losses.shape[1] < 2:
+        raise LookupError("the pgd record holds no per-image losses of two steps or more")
+    cross_entropy = -losses if probe.get("record") in NOTEBOOK_RECORDS else losses
+    return list(keys), (cross_entropy[:, -1] - cross_entropy[:, 0]) / (losses.shape[1] - 1)
 
 
 def published_value(probe: Mapping[str, Any], metric: str, condition: Mapping[str, str]) -> ProbeValue:
@@ -470,6 +497,26 @@ SPEC = register_probe(
         intervals_fn=_intervals,
         summary_row="final loss (mean)",
         value_of=published_value,
+        findings=(
+            ProbeFinding(
+                "fig-13-pgd-loss-rise",
+                "paul-chen",
+                "BiT's loss rises faster than ViT's under PGD (the paper's BiT attack was unbounded)",
+                "Paul & Chen, Fig. 13 (PGD loss progression), each notebook's attack: the ViT's delta within 0.001 per "
+                "pixel, the BiT's never bounded (about 0.02 after 10 steps)",
+                "mean rise of the cross-entropy per attack step, (last - first recorded) / (recorded steps - 1)",
+                -1,
+                loss_rise_per_image,
+                # Both notebooks squash to 224: transforms.Resize((224, 224)) for ViT-L/16, tf.image.resize for BiT-M.
+                protocol=(
+                    ProtocolPart("record", vit="paul-chen-notebook", cnn="paul-chen-bit-notebook"),
+                    ProtocolPart("step_size", vit=str(PAPER_LR), cnn=str(BIT_NOTEBOOK_LR)),
+                    ProtocolPart("preprocessing", vit="native-resize", cnn="squash-224"),
+                    ProtocolPart("eps"),
+                    ProtocolPart("steps"),
+                ),
+            ),
+        ),
         figures={
             "pgd_loss": ProbeFigure(
                 draw_pgd,
@@ -491,6 +538,7 @@ __all__ = [
     "SPEC",
     "PGDLossResult",
     "draw_pgd",
+    "loss_rise_per_image",
     "pgd_attack",
     "pgd_loss_progression",
 ]

@@ -144,7 +144,36 @@ def dct_energy_db(perturbations: torch.Tensor, *, spectrum: Spectrum = "orthonor
     return 10.0 * torch.log10(energy)
 
 
+#: The low-frequency band of `low_frequency_share`: the lowest quarter of the DCT frequencies along each axis.
+LOW_BAND_FRACTION = 0.25
+
+
+def low_band_size(size: int, fraction: float = LOW_BAND_FRACTION) -> int:
+    """How many of an axis' `size` DCT frequencies the low band holds: ceil(fraction x size), at least 1."""
+    return max(1, math.ceil(fraction * size))
+
+
+def low_frequency_share(perturbations: torch.Tensor, *, fraction: float = LOW_BAND_FRACTION) -> torch.Tensor:
+    """The share of each perturbation's energy in low frequencies: (N,) float64 in [0, 1], NaN for a zero one.
+
+    The squared orthonormal 2D DCT coefficients (k, l) of perturbations (N, C, H, W) with k < `low_band_size(H)` and
+    l < `low_band_size(W)` (the lowest quarter of the frequencies along each axis by default), summed over channels,
+    divided by the sum over every coefficient, which is the perturbation's squared L2 norm (Parseval). Paul & Chen's
+    DeepFool figure shows CNN perturbations concentrated at the low frequencies of the DCT and a ViT's spread over
+    the spectrum, as a picture only: this band is ours, one number per image that a paired comparison can test.
+    """
+    _check_perturbations(perturbations)
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be a number in (0, 1], got {fraction!r}.")
+    energy = dct2(perturbations.double()).square().sum(dim=1)
+    rows, cols = low_band_size(energy.shape[-2], fraction), low_band_size(energy.shape[-1], fraction)
+    low = energy[:, :rows, :cols].sum(dim=(1, 2))
+    total = energy.sum(dim=(1, 2))
+    return torch.where(total > 0, low / total, torch.full_like(total, math.nan))
+
+
 __all__ = [
+    "LOW_BAND_FRACTION",
     "NOTEBOOK_INPUT_SCALE",
     "SPECTRA",
     "Spectrum",
@@ -154,4 +183,6 @@ __all__ = [
     "dct_energy_sum",
     "dct_matrix",
     "idct2",
+    "low_band_size",
+    "low_frequency_share",
 ]

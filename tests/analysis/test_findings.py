@@ -242,6 +242,8 @@ def test_every_finding_names_its_paper_source_and_direction():
         "occlusion": "occlusion",
         "low-pass": "feature_fourier",
         "high-frequency-noise": "frequency_noise",
+        "fig-11-deepfool-spectrum": "deepfool",
+        "fig-13-pgd-loss-rise": "pgd",
     }
     for finding in every:
         assert isinstance(finding, Finding) and finding.direction in (-1, 1)
