@@ -1,5 +1,6 @@
 """Tiny, seeded classifiers of the three families every probe must support: a transformers ViT, a timm CNN (and a
-timm ViT) and AlterNet, all at 32x32 with 10 classes, built offline in well under a second."""
+timm ViT) and AlterNet, all at 32x32 with 10 classes, built offline in well under a second; and the one builder of
+tiny transformers ViTs saved as model folders (`tiny_vit_model`, `save_vit_folder`) that run and Hub tests share."""
 
 import pytest
 import timm
@@ -13,35 +14,67 @@ NUM_CLASSES = 10
 PREPROCESSING = Preprocessing(input_size=IMAGE_SIZE, mean=(0.5, 0.5, 0.5), std=(0.25, 0.25, 0.25))
 
 
-def transformers_vit(seed: int = 0, attn_implementation: str = "sdpa") -> Classifier:
+def tiny_vit_model(
+    *,
+    image_size: int = IMAGE_SIZE,
+    patch_size: int = 16,
+    hidden_size: int = 32,
+    num_hidden_layers: int = 1,
+    intermediate_size: int = 64,
+    num_labels: int = 1000,
+    seed: int = 0,
+    **config,
+) -> ViTForImageClassification:
+    """A seeded transformers ViT with two heads and random weights, in eval mode: the same keywords give the same
+    weights (tests compare numbers against runs of it). `config`: other `ViTConfig` keywords."""
     torch.manual_seed(seed)
-    config = ViTConfig(
-        image_size=IMAGE_SIZE,
-        patch_size=8,
-        hidden_size=32,
-        num_hidden_layers=2,
+    vit_config = ViTConfig(
+        image_size=image_size,
+        patch_size=patch_size,
+        hidden_size=hidden_size,
+        num_hidden_layers=num_hidden_layers,
         num_attention_heads=2,
-        intermediate_size=64,
+        intermediate_size=intermediate_size,
+        num_labels=num_labels,
+        **config,
+    )
+    return ViTForImageClassification(vit_config).eval()
+
+
+def save_vit_folder(folder, model: ViTForImageClassification, **processor) -> str:
+    """`model` saved as a transformers model folder (a model spec for runs) with a `ViTImageProcessor` resizing to
+    its image size; `processor`: other `ViTImageProcessor` keywords (resample, image_mean, image_std)."""
+    model.save_pretrained(folder)
+    side = model.config.image_size
+    ViTImageProcessor(size={"height": side, "width": side}, **processor).save_pretrained(folder)
+    return str(folder)
+
+
+def vit_l16_input_folder(folder, image_size: int) -> str:
+    """google/vit-large-patch16-<image_size>'s input geometry and image processor (its preprocessor_config: a
+    bilinear resize to image_size x image_size, mean and std 0.5) on one narrow layer with random weights: for
+    tests where only the input matters."""
+    model = tiny_vit_model(image_size=image_size, hidden_size=16, intermediate_size=32)
+    return save_vit_folder(folder, model, resample=2, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+
+
+def transformers_vit(seed: int = 0, attn_implementation: str = "sdpa") -> Classifier:
+    module = tiny_vit_model(
+        patch_size=8,
+        num_hidden_layers=2,
         num_labels=NUM_CLASSES,
+        seed=seed,
         attn_implementation=attn_implementation,
     )
-    return Classifier(ViTForImageClassification(config), PREPROCESSING, name="tiny-vit").eval()
+    return Classifier(module, PREPROCESSING, name="tiny-vit").eval()
 
 
 def save_tiny_vit(folder, num_labels: int = 1000, seed: int = 0) -> str:
     """A seeded one-layer 32x32 ViT saved as a transformers folder with its processor (a model spec for runs)."""
-    torch.manual_seed(seed)
-    config = ViTConfig(
-        image_size=IMAGE_SIZE,
-        patch_size=8,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_labels=num_labels,
+    model = tiny_vit_model(
+        patch_size=8, hidden_size=16, intermediate_size=3072, num_labels=num_labels, seed=seed
     )
-    ViTForImageClassification(config).save_pretrained(folder)
-    ViTImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}).save_pretrained(folder)
-    return str(folder)
+    return save_vit_folder(folder, model)
 
 
 def timm_cnn(seed: int = 0) -> Classifier:

@@ -4,7 +4,7 @@ saved in bf16 is evaluated in fp32 (the default), and its results.json and repor
 import json
 
 import torch
-from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+from probe_models import save_vit_folder, tiny_vit_model
 
 from hf_vitrobust.analysis.results import check_schema
 from hf_vitrobust.evaluation.config import EvaluationConfig
@@ -13,19 +13,8 @@ from hf_vitrobust.report.document import render_markdown
 
 
 def test_a_bf16_saved_model_runs_in_fp32_and_results_json_records_both(tmp_path):
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=16,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        num_labels=1000,
-    )
     folder = tmp_path / "bf16-vit"
-    ViTForImageClassification(config).to(torch.bfloat16).save_pretrained(folder)
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    save_vit_folder(folder, tiny_vit_model(hidden_size=16, intermediate_size=32).to(torch.bfloat16))
     suite = {
         "name": "dtypes",
         "description": "two bundled photos",

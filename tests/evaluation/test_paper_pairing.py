@@ -12,10 +12,9 @@ import json
 
 import pytest
 import timm
-import torch
 import yaml
+from probe_models import vit_l16_input_folder
 from timm.data import resolve_data_config
-from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
 
 from hf_vitrobust.analysis.pairings import model_pairing
 from hf_vitrobust.data import get_benchmark
@@ -53,30 +52,6 @@ EXPECTED = {
 }
 
 
-def _vit_folder(folder, image_size: int) -> str:
-    """ViT-L/16's input geometry and image processor (google/vit-large-patch16-<size>'s preprocessor_config: a
-    bilinear resize to size x size, mean and std 0.5), one narrow layer with random weights: only the input
-    matters here."""
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=image_size,
-        patch_size=16,
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        num_labels=1000,
-    )
-    ViTForImageClassification(config).save_pretrained(folder)
-    ViTImageProcessor(
-        size={"height": image_size, "width": image_size},
-        resample=2,
-        image_mean=[0.5] * 3,
-        image_std=[0.5] * 3,
-    ).save_pretrained(folder)
-    return str(folder)
-
-
 def _bit() -> Classifier:
     """A random-weights timm ResNetV2-BiT fed as timm feeds resnetv2_101x3_bit.goog_in21k_ft_in1k: its real
     pretrained config (448 pixels, crop_pct 1.0); the R50x1 body keeps the test fast."""
@@ -91,8 +66,8 @@ def _bit() -> Classifier:
 def models(tmp_path_factory) -> dict[str, Classifier]:
     root = tmp_path_factory.mktemp("pairing")
     return {
-        VIT_224: load_classifier(_vit_folder(root / "vit224", 224)),
-        VIT_384: load_classifier(_vit_folder(root / "vit384", 384)),
+        VIT_224: load_classifier(vit_l16_input_folder(root / "vit224", 224)),
+        VIT_384: load_classifier(vit_l16_input_folder(root / "vit384", 384)),
         BIT: _bit(),
     }
 

@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 import yaml
 from huggingface_hub import ModelCard
-from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+from probe_models import save_vit_folder, tiny_vit_model
 
 from hf_vitrobust.cli import main
 from hf_vitrobust.evaluation.suite import load_suite, suite_path
@@ -45,18 +44,7 @@ def pushed(tmp_path_factory):
     work = tmp_path_factory.mktemp("work")
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(work)  # specs are recorded as given: a relative folder, as a user types it
-        torch.manual_seed(0)
-        config = ViTConfig(
-            image_size=32,
-            patch_size=16,
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-            num_labels=1000,
-        )
-        ViTForImageClassification(config).save_pretrained(LOCAL)
-        ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(LOCAL)
+        save_vit_folder(LOCAL, tiny_vit_model())
         Path("my-suite.yaml").write_text(yaml.safe_dump(SUITE))
         assert main(["evaluate", "--suite", "my-suite.yaml", "--output", "runs/r1", "--quiet"]) == 0
         # What the push's dry run stages (the staged model's loading is verified by tests/hub/test_hub_staging.py).

@@ -18,7 +18,7 @@ from huggingface_hub import (
     metadata_load,
     parse_eval_result_entries,
 )
-from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+from probe_models import save_vit_folder, tiny_vit_model
 
 from hf_vitrobust.analysis.protocols import default_protocol, protocol_parts
 from hf_vitrobust.analysis.results import load_results
@@ -81,21 +81,10 @@ EXPECTED = {
 def work(tmp_path_factory) -> Path:
     """A checkpoint folder and its evaluation run (runs/r1), the model recorded by its absolute folder."""
     work = tmp_path_factory.mktemp("work")
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=16,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1000,
-    )
-    model = ViTForImageClassification(config)
+    model = tiny_vit_model()
     with torch.no_grad():
         model.classifier.bias[285] = 50.0  # always "Egyptian cat"
-    model.save_pretrained(work / "myvit")
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(work / "myvit")
+    save_vit_folder(work / "myvit", model)
     (work / "suite.yaml").write_text(yaml.safe_dump({**SUITE, "models": [str(work / "myvit")]}))
     assert (
         main(
@@ -170,9 +159,10 @@ def test_the_card_lists_the_entries(staged):
 
 def test_protocol_in_the_task_id_and_the_notes(staged):
     by_task = {entry.task_id: entry for entry in _read(staged / FILE)}
-    c = {"preprocessing": "native-resize", "release_encoding": "jpeg-85"}
+    own = {"interpolation": "model-own"}  # the default kernel: in the notes, not in the task id
+    c = {"preprocessing": "native-resize", **own, "release_encoding": "jpeg-85"}
     protocols = {
-        "imagenet-val.accuracy": {"preprocessing": "model-native"},
+        "imagenet-val.accuracy": {"preprocessing": "model-native", **own, "labels": "imagenet"},
         "imagenet-c.accuracy.preprocessing=native-resize": {**c, "mce": "alexnet-15"},
         "imagenet-c.mce.preprocessing=native-resize": {**c, "mce": "alexnet-15"},
         "imagenet-c.mce.preprocessing=native-resize.mce=unnormalized-19": {**c, "mce": "unnormalized-19"},
@@ -182,7 +172,7 @@ def test_protocol_in_the_task_id_and_the_notes(staged):
         assert protocol_from_notes(notes) == protocol
         assert notes.startswith("protocol: ") and notes.endswith(f" | run: {RUN}")
     assert by_task["imagenet-c.mce.preprocessing=native-resize"].notes.startswith(
-        "protocol: preprocessing=native-resize, mce=alexnet-15, release_encoding=jpeg-85 | "
+        "protocol: preprocessing=native-resize, interpolation=model-own, mce=alexnet-15, release_encoding=jpeg-85 | "
     )
 
 

@@ -8,14 +8,10 @@ import shutil
 import pytest
 import timm
 import torch
+from probe_models import save_vit_folder, tiny_vit_model
 from safetensors.torch import save_file
 from timm.models import save_for_hf
-from transformers import (
-    AutoModelForImageClassification,
-    ViTConfig,
-    ViTForImageClassification,
-    ViTImageProcessor,
-)
+from transformers import AutoModelForImageClassification, ViTForImageClassification
 
 from hf_vitrobust.models import Preprocessing, load_classifier
 from hf_vitrobust.models.builtin import BuiltinModel
@@ -27,25 +23,14 @@ from hf_vitrobust.models.stored_dtype import (
 
 
 def _tiny_vit() -> ViTForImageClassification:
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=16,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=5,
-    )
-    return ViTForImageClassification(config).eval()
+    return tiny_vit_model(num_hidden_layers=2, num_labels=5)
 
 
 @pytest.fixture(scope="module")
 def bf16_vit_folder(tmp_path_factory):
     """A tiny ViT saved with save_pretrained after .to(torch.bfloat16), with its image processor."""
     folder = tmp_path_factory.mktemp("bf16-vit")
-    _tiny_vit().to(torch.bfloat16).save_pretrained(folder)
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    save_vit_folder(folder, _tiny_vit().to(torch.bfloat16))
     return folder
 
 
@@ -90,8 +75,7 @@ def test_a_requested_precision_runs_in_it(bf16_vit_folder):
 
 
 def test_an_fp32_checkpoint_reads_as_fp32(tmp_path):
-    _tiny_vit().save_pretrained(tmp_path)
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(tmp_path)
+    save_vit_folder(tmp_path, _tiny_vit())
     classifier = load_classifier(tmp_path)
     assert classifier.stored_dtype == "float32" and classifier.dtype == torch.float32
 
