@@ -1,5 +1,6 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""What several commands share: the user-facing error, the parsers of repeated options, and the flags of a run.
+"""What several commands share: the user-facing error, the parsers of repeated options, the flags of a run, of its
+findings (`--check-other-protocols`) and of a plan (`--plan`, `--json`).
 
 `evaluate` and `reproduce` both run suites, so the flags of a run (`--limit`, `--subset`, `--precision`, ...) and of
 its intervals (`--confidence-level`, ...) are declared once here, with their defaults and choices taken from
@@ -10,6 +11,7 @@ help text for itself.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -139,6 +141,29 @@ def add_uncertainty_arguments(parser: argparse.ArgumentParser, defaults: str) ->
         help="the half-width, in the headline's units, that 'samples needed' is computed for "
         f"({settings.target_half_width})",
     )
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--check-other-protocols`, for every command that writes a report with the papers' findings (`evaluate`,
+    `reproduce`, `report`): the same option, wording and meaning everywhere."""
+    parser.add_argument(
+        "--check-other-protocols",
+        action="store_true",
+        help="check the papers' findings also on pairs whose runs differ from the paper's protocol (e.g. BiT-M not "
+        "squashed to 224); their verdicts say 'under another protocol' (default: such a finding is not checked)",
+    )
+
+
+def add_plan_arguments(parser: argparse.ArgumentParser, plan_help: str) -> None:
+    """`--plan` (what the command would run, and stop) and `--json` (the plan as JSON), for `evaluate` and
+    `reproduce` alike."""
+    parser.add_argument("--plan", action="store_true", help=plan_help)
+    parser.add_argument("--json", action="store_true", help="with --plan: print the plan as JSON")
+
+
+def print_plan(plan: Any, as_json: bool) -> None:
+    """Print a plan (`to_dict` and `describe`): as JSON or in words."""
+    print(json.dumps(plan.to_dict(), indent=1) if as_json else plan.describe())
 
 
 def uncertainty_kwargs(args: argparse.Namespace) -> dict[str, Any]:

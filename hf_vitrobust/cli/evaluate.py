@@ -1,6 +1,8 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """`vitrobust evaluate [--model SPEC]... [--suite NAME|FILE] [--data BENCHMARK=SOURCE]... [--protocol ...]...
-[--limit N] [--output DIR] ...`: one run of a suite (`hf_vitrobust.evaluation`), with results, figures and report.
+[--limit N] [--output DIR] [--plan [--json]] [--check-other-protocols] ...`: one run of a suite
+(`hf_vitrobust.evaluation`), with results, figures and report; `--plan` prints what each model would be fed
+(`evaluation.plan`) and stops.
 
 Also runs under `accelerate launch -m hf_vitrobust evaluate ...` (one process per GPU). The flags map one to one
 onto `EvaluationConfig`, which checks them before any work.
@@ -13,11 +15,14 @@ from typing import TYPE_CHECKING
 
 from .common import (
     CLIError,
+    add_plan_arguments,
+    add_report_arguments,
     add_run_arguments,
     add_uncertainty_arguments,
     check_launcher_precision,
     parse_data,
     parse_protocols,
+    print_plan,
     uncertainty_kwargs,
 )
 
@@ -74,6 +79,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--no-report", action="store_true", help="write results.json only (no report, figures)"
     )
+    add_report_arguments(evaluate)
+    add_plan_arguments(
+        evaluate,
+        "print, per model and benchmark, the resolved protocol (each part and where it came from: default, "
+        "suite, pairing, --protocol), the input geometry (resize, crop, interpolation, mean/std), the images and "
+        "the source, and per probe the images' benchmark; read from configs only (no weights, no download, no run "
+        "folder), and stop",
+    )
     add_run_arguments(evaluate, ["--quiet"])
     evaluate.set_defaults(handler=run)
 
@@ -102,6 +115,7 @@ def config_from_args(args: argparse.Namespace) -> EvaluationConfig:
         progress=not args.quiet,
         report=not args.no_report,
         corruption_device=args.corruption_device,
+        check_other_protocols=args.check_other_protocols,
         **uncertainty_kwargs(args),
     )
 
@@ -110,8 +124,17 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.config import EvaluationError
     from ..evaluation.runner import evaluate
 
-    check_launcher_precision(args.precision)
     config = config_from_args(args)
+    if args.plan:
+        from ..evaluation.plan import plan_evaluation
+
+        try:
+            plan = plan_evaluation(config)
+        except EvaluationError as err:
+            raise CLIError(str(err)) from err
+        print_plan(plan, args.json)
+        return 0
+    check_launcher_precision(args.precision)
     try:
         evaluate(config)
     except EvaluationError as err:

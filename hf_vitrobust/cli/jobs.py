@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     from ..hub.space import build_wheel
 
     inner = _parse_inner(args.run_command, args.run_arguments)
-    if args.run_command == "reproduce" and (inner.plan or inner.list_pairs):
+    if inner.plan or getattr(inner, "list_pairs", False):
         raise CLIError("--plan and --list-pairs only print: run them here, not as a job")
     if args.run_command == "evaluate":
         from ..evaluation.config import EvaluationError

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import CLIError, add_uncertainty_arguments, uncertainty_kwargs
+from .common import CLIError, add_report_arguments, add_uncertainty_arguments, uncertainty_kwargs
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -20,12 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     report.add_argument("dirs", nargs="+", metavar="DIR", help="run folders (or results.json files)")
     report.add_argument("--output", help="where to write the report (default: the first DIR)")
-    report.add_argument(
-        "--check-other-protocols",
-        action="store_true",
-        help="check the papers' findings also on pairs whose runs differ from the paper's protocol (e.g. BiT-M not "
-        "squashed to 224); their verdicts say 'under another protocol' (default: such a finding is not checked)",
-    )
+    add_report_arguments(report)
     add_uncertainty_arguments(
         report, "default: each run's own settings; recomputed from the predictions files"
     )

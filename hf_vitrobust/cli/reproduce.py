@@ -1,6 +1,6 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """`vitrobust reproduce PAPER [--pair VIT_KEY/CNN_KEY] [--vit SPEC] [--cnn SPEC] [--data B=S]... [--offline |
---stand-in SPEC] [--plan] [--output DIR] [--limit N] ...`: a paper's suite run on one of its model pairs
+--stand-in SPEC] [--plan [--json]] [--check-other-protocols] [--output DIR] [--limit N] ...`: a paper's suite run on one of its model pairs
 (`hf_vitrobust.evaluation.reproduce`), the published numbers beside ours, and the paper's findings checked on the
 pair. The flags of a run are evaluate's (`common.add_run_arguments`)."""
 
@@ -11,10 +11,13 @@ from pathlib import Path
 
 from .common import (
     CLIError,
+    add_plan_arguments,
+    add_report_arguments,
     add_run_arguments,
     add_uncertainty_arguments,
     check_launcher_precision,
     parse_data,
+    print_plan,
     uncertainty_kwargs,
 )
 
@@ -62,7 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         ["--data"],
         helps={"--data": "where a benchmark's data comes from, as for evaluate (repeatable)"},
     )
-    reproduce.add_argument("--plan", action="store_true", help="print the runs it would make, and stop")
+    add_plan_arguments(reproduce, "print the runs it would make, and stop")
     reproduce.add_argument(
         "--list-pairs", action="store_true", help="print the paper's named pairs, and stop"
     )
@@ -87,6 +90,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "--resume": "continue each run where it stopped",
         },
     )
+    add_report_arguments(reproduce)
     add_uncertainty_arguments(reproduce, "the intervals of ours, of the comparisons and of the findings")
     add_run_arguments(reproduce, ["--quiet"])
     reproduce.set_defaults(handler=run)
@@ -113,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise CLIError(str(err)) from err
     if args.plan:
-        print(plan.describe())
+        print_plan(plan, args.json)
         return 0
     check_launcher_precision(args.precision)
     options = {
@@ -130,7 +134,9 @@ def run(args: argparse.Namespace) -> int:
         **uncertainty_kwargs(args),
     }
     try:
-        record = run_reproduction(plan, args.output, **options)
+        record = run_reproduction(
+            plan, args.output, check_other_protocols=args.check_other_protocols, **options
+        )
     except (EvaluationError, ValueError) as err:
         raise CLIError(str(err)) from err
     if not args.quiet:

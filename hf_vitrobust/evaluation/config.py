@@ -75,6 +75,9 @@ class EvaluationConfig:
         from the predictions, so `vitrobust report` can recompute them with other settings.
     protocols: benchmark name -> {protocol part: name} (`hf_vitrobust.analysis.protocols`), over the suite's
         choices, e.g. {"imagenet-c": {"preprocessing": "native-resize"}}.
+    check_other_protocols: check the papers' findings also on pairs whose runs differ from the paper's protocol,
+        their verdicts marked "under another protocol" (`analysis.findings.check_findings`); recorded with the
+        findings in results.json and said in the report.
     """
 
     models: Sequence[str] = ()
@@ -99,6 +102,7 @@ class EvaluationConfig:
     num_resamples: int = DEFAULT_NUM_RESAMPLES
     interval_method: str = "wilson"
     target_half_width: float = DEFAULT_TARGET_HALF_WIDTH
+    check_other_protocols: bool = False
 
     def resolve(self) -> ResolvedRun:
         """Check every setting (EvaluationError, naming the closest valid value) and fill in the suite's

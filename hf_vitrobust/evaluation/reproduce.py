@@ -416,11 +416,18 @@ def reproduction_record(plan: ReproductionPlan, leg: Leg, run_model_key: str) ->
 
 
 def run_reproduction(
-    plan: ReproductionPlan, output: Path | str, *, report: bool = True, **evaluate_options: Any
+    plan: ReproductionPlan,
+    output: Path | str,
+    *,
+    report: bool = True,
+    check_other_protocols: bool = False,
+    **evaluate_options: Any,
 ) -> dict[str, Any]:
     """Run every leg of `plan` into `<output>/legs/<leg>/` (`evaluate_options` go to `EvaluationConfig`: limit,
     batch_size, precision, device, seed, resume, progress, the interval settings), record the reproduction in each
-    leg's results.json, and write the combined report and reproduction.json. Returns reproduction.json's dict."""
+    leg's results.json, and write the combined report and reproduction.json. Returns reproduction.json's dict.
+    `check_other_protocols`: check the findings also on pairs whose runs differ from the paper's protocol, their
+    verdicts marked "under another protocol" (recorded in reproduction.json and said in the report)."""
 
     output = Path(output)
     if not plan.legs:
@@ -446,7 +453,7 @@ def run_reproduction(
         write_text_atomic(folder / RESULTS_FILE, json.dumps(stored, indent=1) + "\n")
         folders.append(folder)
     merged = merge_results(load_results(folders))
-    analysis = analyze(merged)
+    analysis = analyze(merged, check_other_protocols=check_other_protocols)
     record = {
         "plan": plan.to_dict(),
         "runs": [str(f.relative_to(output)) for f in folders],

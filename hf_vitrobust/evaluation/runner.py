@@ -498,7 +498,9 @@ class Runner:
         if self.group.is_main:
             # The run's own settings are those it recorded (`run_settings`), so none are passed: given settings would
             # also recompute the probes' per-point intervals, which the probes' merge has just computed.
-            analyze([results], frames=frames).store([results])
+            analyze([results], frames=frames, check_other_protocols=self.config.check_other_protocols).store(
+                [results]
+            )
             if self.config.report:
                 written = write_report(results, self.output)
                 results["figures"] = written.get("figures", {})

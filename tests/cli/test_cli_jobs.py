@@ -102,6 +102,7 @@ def test_the_inner_command_is_checked_before_the_wheel_is_built(no_wheel_build, 
             f"imagenet-r={local}",
         ],
         "--plan and --list-pairs only print": ["reproduce", "paul-chen", "--plan"],
+        "only print: run them here, not as a job": ["evaluate", "--plan"],
         "the job must push its results": ["evaluate"],
         # EvaluationConfig.resolve()'s checks, here rather than in the job after it installed its stack:
         "would stop at once: batch_size must be an integer >= 1, got 0": ["evaluate", "--batch-size", "0"],
