@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..data import BENCHMARKS
 from ..probes.spec import probe_of
+from .effective_robustness import run_effective_robustness
 from .finding_sets import finding_set_checks
 from .findings import findings_for
 from .image_identity import benchmark_images
@@ -57,15 +58,20 @@ class Analysis:
     published: list[dict[str, Any]] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
     check_other_protocols: bool = False
+    #: `effective_robustness.run_effective_robustness`: {fits, models}; empty where no model has a shift's pair.
+    effective_robustness: dict[str, Any] = field(default_factory=dict)
 
     def reproduction(self) -> dict[str, Any]:
         """The published numbers and findings, as results.json keeps them (`ANALYSIS_KEY`)."""
-        return {
+        stored = {
             "confidence_level": self.settings.confidence_level,
             "published": self.published,
             "findings": self.findings,
             "check_other_protocols": self.check_other_protocols,
         }
+        if self.effective_robustness:
+            stored["effective_robustness"] = self.effective_robustness
+        return stored
 
     def store(self, results: Sequence[dict[str, Any]]) -> None:
         """Write the analysis into `results` (in place): each run's intervals of the models it holds, its settings,
@@ -152,19 +158,32 @@ def analyze(
         for find in (findings_for, finding_set_checks)
         for pairing, checks in find(results, chosen, run_models, check_other_protocols=check_other_protocols)
     ]
+    analysis.effective_robustness = run_effective_robustness(
+        results,
+        num_resamples=chosen.num_resamples,
+        confidence_level=chosen.confidence_level,
+        seed=chosen.seed,
+    )
     return analysis
 
 
 def stored_analysis(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The published numbers and findings the (first) run stored (`ANALYSIS_KEY`); empty where it stored none."""
     if not results:
-        return {"confidence_level": None, "published": [], "findings": [], "check_other_protocols": False}
+        return {
+            "confidence_level": None,
+            "published": [],
+            "findings": [],
+            "check_other_protocols": False,
+            "effective_robustness": {},
+        }
     stored = results[0].get(ANALYSIS_KEY) or {}
     return {
         "confidence_level": stored.get("confidence_level", run_settings(results[0]).confidence_level),
         "published": list(stored.get("published") or []),
         "findings": list(stored.get("findings") or []),
         "check_other_protocols": bool(stored.get("check_other_protocols")),
+        "effective_robustness": dict(stored.get("effective_robustness") or {}),
     }
 
 

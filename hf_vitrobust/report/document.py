@@ -45,6 +45,7 @@ from .blocks import (
     named_value_table,
 )
 from .displays import get_display
+from .effective_robustness_section import effective_robustness_blocks
 from .figure_set import write_figures
 from .figures import FigureFile
 from .interval_sections import (
@@ -332,6 +333,7 @@ def build_document(results: Sequence[Mapping[str, Any]], figures: Mapping[str, F
     blocks += _protocols(merged)
     blocks += _models(views, merged)
     blocks += _benchmark_sections(benchmarks, views, figures)
+    blocks += effective_robustness_blocks(stored_analysis(merged), figures)
     blocks += _probe_sections(probes, views, figures)
     blocks += _timing(merged, views)
     shown = {block.name for block in blocks if isinstance(block, FigureBlock)}

@@ -10,11 +10,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.analyze import stored_analysis
 from ..analysis.results import ModelView, benchmark_names, model_views, probe_kind
 from ..atomic_files import write_bytes_atomic
 from ..probes.display import DPI
 from ..probes.spec import PROBES
 from .displays import BENCHMARK_DISPLAYS
+from .effective_robustness_section import CAPTION as EFFECTIVE_ROBUSTNESS_CAPTION
+from .effective_robustness_section import FIGURE as EFFECTIVE_ROBUSTNESS_FIGURE
+from .effective_robustness_section import effective_robustness_figure
 from .figures import FIGURES_DIR, FigureFile, captioned, interval_levels
 
 if TYPE_CHECKING:
@@ -57,6 +61,7 @@ def caption(name: str, levels: Sequence[float] = ()) -> str:
         key: text for display in BENCHMARK_DISPLAYS.values() for key, text in display.captions.items()
     }
     captions.update({key: figure.caption for spec in PROBES.values() for key, figure in spec.figures.items()})
+    captions[EFFECTIVE_ROBUSTNESS_FIGURE] = EFFECTIVE_ROBUSTNESS_CAPTION
     text = captions.get(name) or captions.get(name.rsplit("_", 1)[-1], name.replace("_", " "))
     return captioned(text, levels)
 
@@ -82,6 +87,7 @@ def build_figures(results: Sequence[Mapping[str, Any]]) -> dict[str, Figure]:
             name, draw = display.group_figure
             figures[name] = draw(benchmarks, views)
     figures.update(_probe_figures(views))
+    figures[EFFECTIVE_ROBUSTNESS_FIGURE] = effective_robustness_figure(stored_analysis(results))
     return {name: figure for name, figure in figures.items() if figure is not None}
 
 
