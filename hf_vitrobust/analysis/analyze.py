@@ -3,8 +3,9 @@
 
 An `Analysis` holds the intervals of every model's headline numbers (`uncertainty`), the paired comparisons of
 every pair of models, the published numbers beside ours (`published_vs_ours`) and the papers' findings checked on
-every pair (`findings`) and over the models of the runs where a claim is about a model set (`finding_sets`). Each
-model's predictions are read once for all of them (`RunModels`); the runner hands
+every pair (`findings`) and over the models of the runs where a claim is about a model set (`finding_sets`), and the
+effective robustness of every model with imagenet-val and a natural shift (`effective_robustness`). Each model's
+predictions are read once for all of them (`RunModels`); the runner hands
 over the frames it already holds, so a run reads no predictions file again.
 
 The runner stores the analysis in results.json (`Analysis.store`: "intervals", "comparisons", "uncertainty" and

@@ -32,8 +32,9 @@ refuses to continue them. Top-level keys:
 - reproduction (runs made by `vitrobust reproduce`): {paper, pair, leg, models: {model key: [{role, model_key,
   stand_in, why}]}}, the paper models each model stands for (`analysis.published_vs_ours`, `analysis.findings`).
 - analysis (`analysis.analyze`, `ANALYSIS_KEY`): {confidence_level, published: the published numbers of the run's
-  models beside ours with their verdicts, findings: [{paper, pair, origin, checks}]}; absent in runs written before
-  it (`vitrobust report` computes it from the predictions files).
+  models beside ours with their verdicts, findings: [{paper, pair, origin, checks}], effective_robustness (only where
+  a model has imagenet-val and a natural shift: `analysis.effective_robustness`, {fits, models})}; absent in runs
+  written before it (`vitrobust report` computes it from the predictions files).
 """
 
 from __future__ import annotations
