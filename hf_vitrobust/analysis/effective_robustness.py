@@ -326,8 +326,8 @@ def run_effective_robustness(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Effective robustness of every model of `results` (merged runs) that has a top-1 on imagenet-val and on a
-    shift of `SHIFTS`: {"fits": shift -> `ShiftFit.to_dict()`, "models": [{model, benchmark, ...}]}; empty dict
-    where no model has both."""
+    shift of `SHIFTS`: {"fits": shift -> `ShiftFit.to_dict()`, "models": [{"model": key, and the fields of its
+    `EffectiveRobustness`}]}; an empty dict where no model has both."""
     fits: dict[str, ShiftFit] = {}
     rows: list[dict[str, Any]] = []
     for result in results:
@@ -345,7 +345,7 @@ def run_effective_robustness(
                         shift, num_resamples=num_resamples, confidence_level=confidence_level, seed=seed
                     )
                 value = effective_robustness(fits[shift], *clean, *counts, seed=derived_seed(seed, key))
-                rows.append({"model": key, "benchmark": shift, **asdict(value)})
+                rows.append({"model": key, **asdict(value)})
     if not rows:
         return {}
     return {"fits": {shift: fit.to_dict() for shift, fit in fits.items()}, "models": rows}

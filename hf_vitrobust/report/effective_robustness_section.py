@@ -53,7 +53,7 @@ def effective_robustness_blocks(stored: Mapping[str, Any], figures: Mapping[str,
     table_rows = [
         [
             row["model"],
-            SHIFTS[row["benchmark"]].title if row["benchmark"] in SHIFTS else row["benchmark"],
+            SHIFTS[row["shift"]].title if row["shift"] in SHIFTS else row["shift"],
             fmt_percent(row["clean_top1"]),
             fmt_percent(row["shift_top1"]),
             fmt_percent(row["predicted_top1"]),
@@ -105,7 +105,7 @@ def effective_robustness_figure(stored: Mapping[str, Any]) -> Figure | None:
     effective = stored.get("effective_robustness") or {}
     rows = effective.get("models") or []
     shifts = list(
-        dict.fromkeys(row["benchmark"] for row in rows if row["benchmark"] in (effective.get("fits") or {}))
+        dict.fromkeys(row["shift"] for row in rows if row["shift"] in (effective.get("fits") or {}))
     )
     if not shifts:
         return None
@@ -133,7 +133,7 @@ def effective_robustness_figure(stored: Mapping[str, Any]) -> Figure | None:
             s=8,
             color="0.6",
         )
-        ours = [row for row in rows if row["benchmark"] == shift]
+        ours = [row for row in rows if row["shift"] == shift]
         clean = [row["clean_top1"] for row in ours] + shown[CLEAN_BENCHMARK].tolist()
         xs = np.linspace(
             logit_percent(max(min(clean) - 1, 0.5)), logit_percent(min(max(clean) + 1, 99.5)), 200

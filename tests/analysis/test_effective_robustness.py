@@ -136,11 +136,11 @@ def test_a_runs_models_are_read_as_the_testbed_scores_them():
     """ImageNet-A over its 200 classes, ImageNet-V2 only for matched-frequency, ImageNet-C as the mean of the 15
     standard corruptions x 5 severities of the released files (extra corruptions ignored, generated runs left out)."""
     stored = run_effective_robustness([_run(False, "matched-frequency")], num_resamples=50)
-    shifted = {row["benchmark"]: row["shift_top1"] for row in stored["models"]}
+    shifted = {row["shift"]: row["shift_top1"] for row in stored["models"]}
     assert shifted == {"imagenet-v2": 70.0, "imagenet-a": 30.0, "imagenet-c": pytest.approx(43.0)}
     assert set(stored["fits"]) == set(shifted)
     other = run_effective_robustness([_run(True, "threshold-0.7")], num_resamples=50)
-    assert {row["benchmark"] for row in other["models"]} == {"imagenet-a"}
+    assert {row["shift"] for row in other["models"]} == {"imagenet-a"}
     assert (
         run_effective_robustness([{"metrics": {"m": {"imagenet-val": {"num_samples": 9, "top1": 50.0}}}}])
         == {}

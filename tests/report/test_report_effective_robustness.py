@@ -47,7 +47,7 @@ def test_the_section_shows_a_run_with_val_and_imagenet_a(tmp_path):
     }
     merged, key = _analysed(folder, metrics)
     [row] = merged[0][ANALYSIS_KEY]["effective_robustness"]["models"]
-    assert (row["model"], row["benchmark"], row["shift_top1"]) == (key, "imagenet-a", 30.0)
+    assert (row["model"], row["shift"], row["shift_top1"]) == (key, "imagenet-a", 30.0)
     # ImageNet-A's upper line (clean top-1 above ResNet-50's 76.13 %), worked again from the stored fit.
     upper = merged[0][ANALYSIS_KEY]["effective_robustness"]["fits"]["imagenet-a"]["segments"][1]
     predicted = 100.0 / (1.0 + np.exp(-(upper["slope"] * np.log(0.8 / 0.2) + upper["intercept"])))
