@@ -159,10 +159,9 @@ def test_the_card_lists_the_entries(staged):
 
 def test_protocol_in_the_task_id_and_the_notes(staged):
     by_task = {entry.task_id: entry for entry in _read(staged / FILE)}
-    own = {"interpolation": "model-own"}  # the default kernel: in the notes, not in the task id
-    c = {"preprocessing": "native-resize", **own, "release_encoding": "jpeg-85"}
+    c = {"preprocessing": "native-resize", "release_encoding": "jpeg-85"}
     protocols = {
-        "imagenet-val.accuracy": {"preprocessing": "model-native", **own, "labels": "imagenet"},
+        "imagenet-val.accuracy": {"preprocessing": "model-native"},
         "imagenet-c.accuracy.preprocessing=native-resize": {**c, "mce": "alexnet-15"},
         "imagenet-c.mce.preprocessing=native-resize": {**c, "mce": "alexnet-15"},
         "imagenet-c.mce.preprocessing=native-resize.mce=unnormalized-19": {**c, "mce": "unnormalized-19"},
@@ -172,7 +171,7 @@ def test_protocol_in_the_task_id_and_the_notes(staged):
         assert protocol_from_notes(notes) == protocol
         assert notes.startswith("protocol: ") and notes.endswith(f" | run: {RUN}")
     assert by_task["imagenet-c.mce.preprocessing=native-resize"].notes.startswith(
-        "protocol: preprocessing=native-resize, interpolation=model-own, mce=alexnet-15, release_encoding=jpeg-85 | "
+        "protocol: preprocessing=native-resize, mce=alexnet-15, release_encoding=jpeg-85 | "
     )
 
 
