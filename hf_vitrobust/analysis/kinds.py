@@ -46,7 +46,8 @@ Headline = Callable[[Benchmark, dict[str, Any], dict[str, str]], dict[str, Any]]
 Estimators = Callable[
     [Benchmark, pd.DataFrame, "pd.DataFrame | None", Mapping[str, str]], dict[str, Estimator]
 ]
-#: The choice of a card row's interval read from the metric dict: the class mask the run's top-1 was scored under.
+#: The choice of a card row's interval read from the metric dict: the class mask (ImageNet-A/R) or the labels ("real":
+#: ImageNet-ReaL, set only then) the run's top-1 was scored under.
 RUN_CLASS_MASK = "<the run's class mask>"
 
 
@@ -67,7 +68,11 @@ class CardRow:
         """The name of the interval (results.json "intervals") of this row's value; None where none describes it."""
         if self.quantity is None:
             return None
-        choice = metrics.get("class_mask") if self.choice == RUN_CLASS_MASK else self.choice
+        choice = (
+            (metrics.get("class_mask") or metrics.get("labels"))
+            if self.choice == RUN_CLASS_MASK
+            else self.choice
+        )
         return headline_name(benchmark, self.quantity, choice)
 
 

@@ -34,6 +34,10 @@ the sources). A benchmark's protocol has up to four parts:
   "jpeg-85", the released files' JPEG round trip (make_imagenet_c.py, the default), or "none" (the "in-memory"
   ImageNet-C); ImageNet-P "none" (the default) or "h264", the release's libx264 compression (make_imagenet_p.py),
   approximated and slow (about 3 s per sequence).
+- labels (the ImageNet validation set, `Benchmark.reassessed_labels`): "imagenet", the original label, or "real",
+  the ReaL label sets of Beyer et al. 2020 (`hf_vitrobust.data.real_labels`): right when the prediction is any of
+  the image's labels, images without one left out (timm's `--real-labels`). Matched by validation file name, so a
+  source that numbers its rows is refused before any work.
 
 `benchmark_protocol` resolves a benchmark's protocol from its defaults, the suite's `protocol:` entry and the
 command line's `--protocol`; `evaluation.model_input` applies the preprocessing part to one model.
@@ -70,11 +74,17 @@ RELEASE_ENCODING_PROTOCOLS: dict[str, str] = {
 #: ImageNet-O's score in the reference and in Paul & Chen's notebooks alike (recorded, not a choice).
 OOD_SCORE_PROTOCOL = "-max softmax over the logits of ImageNet-O's 200 classes (mask before the softmax)"
 
+LABELS_PROTOCOLS: dict[str, str] = {
+    "imagenet": "the original ILSVRC-2012 validation label, one per image",
+    "real": "ReaL label sets (Beyer et al. 2020): any of them is right; images without one left out (timm)",
+}
+
 _CHOICES = {
     "preprocessing": PREPROCESSING_PROTOCOLS,
     "class_mask": CLASS_MASK_PROTOCOLS,
     "mce": MCE_PROTOCOLS,
     "release_encoding": RELEASE_ENCODING_PROTOCOLS,
+    "labels": LABELS_PROTOCOLS,
 }
 
 
@@ -87,6 +97,8 @@ def protocol_parts(benchmark: Benchmark) -> tuple[str, ...]:
         parts.append("mce")
     if len(RELEASE_ENCODINGS.get(benchmark.name, ())) > 1:  # a choice: generated ImageNet-C and ImageNet-P
         parts.append("release_encoding")
+    if benchmark.reassessed_labels:
+        parts.append("labels")
     return tuple(parts)
 
 
@@ -99,6 +111,7 @@ def default_protocol(benchmark: Benchmark) -> dict[str, str]:
         "class_mask": "hendrycks-200",
         "mce": "alexnet-15",
         "release_encoding": RELEASE_ENCODINGS.get(benchmark.name, ("none",))[0],
+        "labels": "imagenet",
     }
     return {part: defaults[part] for part in protocol_parts(benchmark)}
 
@@ -186,6 +199,7 @@ def protocol_record(
 
 __all__ = [
     "CLASS_MASK_PROTOCOLS",
+    "LABELS_PROTOCOLS",
     "MCE_PROTOCOLS",
     "OOD_SCORE_PROTOCOL",
     "PREPROCESSING_PROTOCOLS",

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Benchmark
+from ..data.real_labels import real_labels_of, real_topk_correct
 from ..data.samples import clean_image_key
 from ..metrics import calibration_bins, imagenet_to_in9
 from ..metrics.calibration import softmax
@@ -68,7 +69,7 @@ from .headlines import (
 )
 from .image_identity import images_differ
 from .prediction_source import Predictions, PredictionsFile, as_predictions
-from .protocols import CLASS_MASK_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
+from .protocols import CLASS_MASK_PROTOCOLS, LABELS_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
 
 #: The default target half-width of "samples needed", in the headline's own units (points for percentages).
 DEFAULT_TARGET_HALF_WIDTH = 1.0
@@ -182,9 +183,14 @@ def accuracy_headlines(
         correct = labelled[column].to_numpy() == labels
         out[headline_name(benchmark.name, TOP1, chosen)] = accuracy_estimator(correct, ids)
         return out
-    out[headline_name(benchmark.name, TOP1)] = accuracy_estimator(
-        labelled["prediction"].to_numpy() == labels, ids
-    )
+    if benchmark.reassessed_labels and protocol.get("labels") == "real":  # over the images with a ReaL label
+        label_sets = real_labels_of(labelled["sample_id"], "ReaL labels: ")
+        top1, _, scored = real_topk_correct(np.stack(labelled["top5"].to_numpy()), label_sets)
+        out[headline_name(benchmark.name, TOP1, "real")] = accuracy_estimator(top1[scored], ids[scored])
+    else:
+        out[headline_name(benchmark.name, TOP1)] = accuracy_estimator(
+            labelled["prediction"].to_numpy() == labels, ids
+        )
     logits = labelled.get("logits")
     if logits is not None and not logits.isna().any():
         stacked = np.stack(logits.to_numpy()).astype(np.float64)
@@ -357,10 +363,10 @@ def run_folder(result: Mapping[str, Any]) -> Path | None:
 
 def recorded_protocol(result: Mapping[str, Any], name: str, benchmark: Benchmark) -> dict[str, str]:
     """The protocol a run recorded for a benchmark's headlines: the default, with the class mask and mCE it ran
-    under (where recorded and known)."""
+    under and the labels it was scored against (where recorded and known)."""
     record = ((result.get("benchmarks") or {}).get(name) or {}).get("protocol") or {}
     protocol = default_protocol(benchmark)
-    choices = {"class_mask": CLASS_MASK_PROTOCOLS, "mce": MCE_PROTOCOLS}
+    choices = {"class_mask": CLASS_MASK_PROTOCOLS, "mce": MCE_PROTOCOLS, "labels": LABELS_PROTOCOLS}
     for part in protocol_parts(benchmark):
         if part in choices and isinstance(record.get(part), str) and record[part] in choices[part]:
             protocol[part] = record[part]

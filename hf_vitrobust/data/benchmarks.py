@@ -82,6 +82,8 @@ class Benchmark:
         checks, read at `split`. None: its own schemas.
     alexnet_baseline: whether its corruption errors are normalised by AlexNet's (ImageNet-C: the mCE of Hendrycks &
         Dietterich, with the "mce" protocol part choosing between the normalised and unnormalised means).
+    reassessed_labels: whether its images have ReaL labels (`hf_vitrobust.data.real_labels`: the ImageNet
+        validation set), scored under the "labels" protocol part's "real".
     """
 
     name: str
@@ -108,6 +110,7 @@ class Benchmark:
     split: str | None = None
     hub_schemas_from: str | None = None
     alexnet_baseline: bool = False
+    reassessed_labels: bool = False
 
     @property
     def num_classes(self) -> int:
@@ -322,6 +325,7 @@ for _benchmark in (
         task="classification",
         kind="clean",
         splits=("validation",),
+        reassessed_labels=True,
     ),
     _imagenet(
         "imagenet-train",

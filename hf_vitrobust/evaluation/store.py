@@ -116,6 +116,17 @@ def resume_refusal(
     # Run folders of earlier versions recorded neither: their chunks are migrated (`ChunkStore.adopt_whole_stream`)
     # and their suite is known by name only.
     added_since = {"chunk_layout", "suite_contents"}
+    # Folders from before the labels part recorded none: they scored imagenet-val against its original labels.
+    if isinstance(previous.get("protocols"), dict) and isinstance(recorded.get("protocols"), dict):
+        previous = {
+            **previous,
+            "protocols": {
+                name: {"labels": "imagenet", **parts}
+                if "labels" in recorded["protocols"].get(name, {})
+                else parts
+                for name, parts in previous["protocols"].items()
+            },
+        }
     changed = [
         key
         for key in recorded

@@ -25,6 +25,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from ..corruptions.export import stable_sample_index
 from ..data import Benchmark, Source, load_benchmark
+from ..data.real_labels import check_real_labelled
 from ..data.samples import InMemorySource, RawSample, Sample, SkipReport, decode_raw_sample
 from ..models.classifier import Preprocessing
 from .suite import SUBSETS, BenchmarkSpec
@@ -455,12 +456,16 @@ def open_benchmark(
     """The source of one benchmark of a suite (not yet validated): `source` (from --data or the suite), else the
     benchmark's default. The default may not publish every part a suite asks for (the 4 extra ImageNet-C
     corruptions): those are left out and recorded in its description; a source the user names must hold them all.
-    `protocol`'s release_encoding sets how generated ImageNet-C / ImageNet-P images are stored."""
+    `protocol`'s release_encoding sets how generated ImageNet-C / ImageNet-P images are stored; under its labels
+    "real" (ReaL) a source whose samples name no validation file is refused here (`check_real_labelled`)."""
     missing = "skip" if source is None else "error"
     encoding = (protocol or {}).get("release_encoding")
-    return load_benchmark(
+    opened = load_benchmark(
         spec.name, source, seed=seed, unavailable=missing, release_encoding=encoding, **spec.options
     )
+    if (protocol or {}).get("labels") == "real":
+        check_real_labelled(opened)
+    return opened
 
 
 __all__ = [

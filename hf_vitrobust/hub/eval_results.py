@@ -50,7 +50,7 @@ NOTES_SEPARATOR = " | "
 PROTOCOL_PREFIX = "protocol: "
 RUN_PREFIX = "run: "
 #: The protocol parts in `analysis.protocols.protocol_parts` order (a test checks every benchmark against it).
-PROTOCOL_PART_ORDER = ("preprocessing", "class_mask", "mce", "release_encoding")
+PROTOCOL_PART_ORDER = ("preprocessing", "class_mask", "mce", "release_encoding", "labels")
 _FORBIDDEN_IN_NAMES = (NOTES_SEPARATOR.strip(), ",", "=")
 
 
@@ -140,7 +140,9 @@ def _headline_protocol(
 ) -> dict[str, str]:
     """The run's protocol with the choice the headline was scored under (ImageNet-C's other mCE, ImageNet-A/R's
     other class mask) in place of the run's own."""
-    choice = metrics.get("class_mask") if row.choice == RUN_CLASS_MASK else row.choice
+    choice = (
+        (metrics.get("class_mask") or metrics.get("labels")) if row.choice == RUN_CLASS_MASK else row.choice
+    )
     chosen = dict(protocol)
     for part in protocol_parts(benchmark):
         if choice and _is_choice(benchmark, part, choice):
