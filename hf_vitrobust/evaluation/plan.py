@@ -158,8 +158,9 @@ class EvaluationPlan:
             for bench in model.benchmarks:
                 chosen = ", ".join(f"{part}={name}" for part, name in bench.protocol.items())
                 lines.append(f"  benchmark {bench.name}: {chosen}")
+                paired = [part for part, origin in bench.origins.items() if origin == "pairing"]
                 origins = "; ".join(
-                    f"{part} {origin}" + (f" ({bench.pairing})" if origin == "pairing" else "")
+                    f"{part} {origin}" + (f" ({bench.pairing})" if paired and part == paired[-1] else "")
                     for part, origin in bench.origins.items()
                 )
                 lines.append(f"    from: {origins}")
