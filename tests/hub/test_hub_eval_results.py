@@ -161,7 +161,7 @@ def test_protocol_in_the_task_id_and_the_notes(staged):
     by_task = {entry.task_id: entry for entry in _read(staged / FILE)}
     c = {"preprocessing": "native-resize", "release_encoding": "jpeg-85"}
     protocols = {
-        "imagenet-val.accuracy": {"preprocessing": "model-native"},
+        "imagenet-val.accuracy": {"preprocessing": "model-native", "labels": "imagenet"},
         "imagenet-c.accuracy.preprocessing=native-resize": {**c, "mce": "alexnet-15"},
         "imagenet-c.mce.preprocessing=native-resize": {**c, "mce": "alexnet-15"},
         "imagenet-c.mce.preprocessing=native-resize.mce=unnormalized-19": {**c, "mce": "unnormalized-19"},
