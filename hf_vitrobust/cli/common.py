@@ -161,6 +161,12 @@ def add_plan_arguments(parser: argparse.ArgumentParser, plan_help: str) -> None:
     parser.add_argument("--json", action="store_true", help="with --plan: print the plan as JSON")
 
 
+def check_plan_arguments(args: argparse.Namespace) -> None:
+    """`--json` formats a plan: refuse it without `--plan` rather than ignore it."""
+    if args.json and not args.plan:
+        raise CLIError("--json prints the plan: give it with --plan")
+
+
 def print_plan(plan: Any, as_json: bool) -> None:
     """Print a plan (`to_dict` and `describe`): as JSON or in words."""
     print(json.dumps(plan.to_dict(), indent=1) if as_json else plan.describe())

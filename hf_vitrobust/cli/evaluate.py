@@ -20,6 +20,7 @@ from .common import (
     add_run_arguments,
     add_uncertainty_arguments,
     check_launcher_precision,
+    check_plan_arguments,
     parse_data,
     parse_protocols,
     print_plan,
@@ -124,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.config import EvaluationError
     from ..evaluation.runner import evaluate
 
+    check_plan_arguments(args)
     config = config_from_args(args)
     if args.plan:
         from ..evaluation.plan import plan_evaluation

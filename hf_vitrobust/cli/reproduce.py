@@ -16,6 +16,7 @@ from .common import (
     add_run_arguments,
     add_uncertainty_arguments,
     check_launcher_precision,
+    check_plan_arguments,
     parse_data,
     print_plan,
     uncertainty_kwargs,
@@ -101,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation.reproduce import pair_names, plan_reproduction, run_reproduction
     from ..report.reproduction_sections import verdict_sentence
 
+    check_plan_arguments(args)
     if args.list_pairs:
         print("\n".join(pair_names(args.paper)))
         return 0

@@ -209,6 +209,11 @@ def test_the_plan_reads_configs_only_and_refuses_an_uncached_hub_id(hub_cache, t
         in error
     )
     assert "hf download google/vit-base-patch16-224 config.json preprocessor_config.json" in error
+    for command in (["evaluate"], ["reproduce", "paul-chen"]):
+        with pytest.raises(SystemExit):
+            main([*command, "--json", "--output", str(output)])
+        assert "--json prints the plan: give it with --plan" in capsys.readouterr().err
+    assert not output.exists()
 
 
 def test_evaluate_and_reproduce_plan_the_same_preprocessing_for_the_default_pair(hub_cache, capsys):
