@@ -125,6 +125,52 @@ def test_hub_copy_archives_read_like_the_folders(release, tmp_path):
     assert source.describe()["file"] == "imagenetv2-matched-frequency.tar.gz"
 
 
+def _webdataset(root: Path, samples: list[tuple[bytes, str]], shards: int = 2, names: int = 1000) -> Path:
+    """A copy laid out as clip-benchmark/wds_imagenetv2: test/nshards.txt, test/<i>.tar of s%07d.webp + .cls
+    (webdataset_builder.py's keys), classnames.txt."""
+    (root / "test").mkdir(parents=True)
+    (root / "test" / "nshards.txt").write_text(f"{shards}\n")
+    (root / "classnames.txt").write_text("".join(f"class {i}\n" for i in range(names)))
+    for shard in range(shards):
+        with tarfile.open(root / "test" / f"{shard}.tar", "w") as tar:
+            for index in range(shard, len(samples), shards):
+                webp = io.BytesIO()
+                Image.open(io.BytesIO(samples[index][0])).convert("RGB").save(
+                    webp, format="webp", lossless=True
+                )
+                for extension, data in (("webp", webp.getvalue()), ("cls", samples[index][1].encode())):
+                    info = tarfile.TarInfo(f"s{index:07d}.{extension}")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    return root
+
+
+def test_clip_benchmark_webdataset_copy_reads_the_same_labels_and_pixels(release, tmp_path):
+    folder = release["root"] / "release" / release_folder("matched-frequency")
+    expected = list(load_benchmark("imagenet-v2", folder))
+    hub = _webdataset(
+        tmp_path / "clip-benchmark" / "wds_imagenetv2",
+        [((folder / s.sample_id).read_bytes(), str(s.label)) for s in expected],
+    )
+    source = load_benchmark("imagenet-v2", hub)
+    read = list(source)
+    assert len(read) == len(expected)
+    for sample in read:  # shard i holds keys i, i + 2, ...; key s%07d is the index the export wrote
+        original = expected[int(sample.sample_id.split("/s")[1])]
+        assert sample.label == original.label and torch.equal(sample.image, original.image)  # lossless webp
+    assert source.shards() == ("test/0.tar", "test/1.tar")
+    assert source.describe()["row_counts"]["matched-frequency"]["found"] == len(expected)
+    with pytest.raises(SchemaError, match="matched-frequency only, not top-images"):
+        load_benchmark("imagenet-v2", hub, variant="top-images")
+    one = (folder / expected[0].sample_id).read_bytes()
+    short = _webdataset(tmp_path / "short", [(one, "3")], shards=1, names=999)
+    with pytest.raises(SchemaError, match="names 999 classes"):
+        load_benchmark("imagenet-v2", short).validate()
+    bad = _webdataset(tmp_path / "bad", [(one, "1000")], shards=1)
+    with pytest.raises(SchemaError, match="'1000' is not an ImageNet-V2 class"):
+        load_benchmark("imagenet-v2", bad).validate()
+
+
 def test_refusals(release, tmp_path):
     root = release["root"] / "release"
     with pytest.raises(SchemaError, match="is ImageNet-V2 matched-frequency, not the top-images"):
