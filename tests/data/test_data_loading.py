@@ -33,6 +33,7 @@ EXPECTED = {
     "imagenet-o": 1000,
     "imagenet-9": 9,
     "imagenet-sketch": 1000,
+    "imagenet-v2": 1000,
     "cifar10-c": 10,
     "cifar100-c": 100,
     "cifar10": 10,
@@ -59,8 +60,9 @@ def test_benchmark_entry_is_consistent(name):
         matched = match_schema(repo)
         # The training sets read the Hub copies (and schemas) of their evaluation sets, at split "train".
         assert matched is not None and matched.schema.benchmark == (benchmark.hub_schemas_from or name), repo
-    if name in ("imagenet-p", "imagenet-9"):
-        assert benchmark.default_source is None  # no Hub copy: the release folder must be given
+    if name in ("imagenet-p", "imagenet-9", "imagenet-v2"):
+        # No streaming Hub copy: the release folder (or, for ImageNet-V2, a downloaded Hub copy) must be given.
+        assert benchmark.default_source is None
     elif name in ("cifar10-c", "cifar100-c"):
         # No Hub copy streams (randall-lab's are loading scripts): corrupted on the fly from uoft-cs's test set.
         assert not benchmark.hub_sources and benchmark.default_source == f"generated:uoft-cs/{name[:-2]}"
