@@ -145,3 +145,20 @@ def test_a_runs_models_are_read_as_the_testbed_scores_them():
         run_effective_robustness([{"metrics": {"m": {"imagenet-val": {"num_samples": 9, "top1": 50.0}}}}])
         == {}
     )
+
+
+def test_the_clean_accuracy_is_imagenets_own_labels_even_under_real():
+    """Under `labels: real` the clean axis stays the testbed's: ImageNet's labels over all 50,000 images, not the
+    ReaL top-1 over the images that have a ReaL label."""
+    plain = _run(False, "matched-frequency")
+    real = _run(False, "matched-frequency")
+    real["metrics"]["m"]["imagenet-val"] = {
+        "num_samples": 50000,
+        "top1": 86.0,
+        "num_scored": 46837,
+        "labels": "real",
+        "protocols": {"imagenet": {"top1": 80.0}, "real": {"top1": 86.0}},
+    }
+    rows = [run_effective_robustness([run], num_resamples=50)["models"] for run in (plain, real)]
+    assert [row["clean_top1"] for row in rows[1]] == [80.0] * len(rows[1])
+    assert rows[0] == rows[1]
