@@ -461,6 +461,58 @@ for _entry in (
     register_unstreamable_repo(_entry)
 
 
+#: Whether each registered Hub copy serves the release's own image files (results.json records it per benchmark:
+#: `analysis.protocols.source_image_bytes`). "release" only where a card or page says the bytes are the release's;
+#: "re-encoded" where the release holds no image files to keep; else "unknown". schema name -> (value, the fact).
+HUB_IMAGE_BYTES: dict[str, tuple[str, str]] = {
+    "ilsvrc-imagenet-1k": (
+        "unknown",
+        "parquet shards behind a gated card; no readable page says how they were encoded",
+    ),
+    "wnjxyk-tta-imagenet-c": (
+        "unknown",
+        "parquet shards; the card declares no features and does not say whether the released JPEG files were kept",
+    ),
+    "tsomaros-imagenet-c": (
+        "unknown",
+        "parquet shards; the cards do not say whether the released JPEGs were kept",
+    ),
+    "barkermrl-imagenet-a": (
+        "unknown",
+        "parquet shards; the card does not say whether the released JPEGs were kept",
+    ),
+    "tsomaros-imagenet-a": (
+        "unknown",
+        "parquet shards; the card does not say whether the released JPEGs were kept",
+    ),
+    "axiong-imagenet-r": (
+        "unknown",
+        "parquet shards; the card does not say whether the released files were kept",
+    ),
+    "cais-imagenet-o": (
+        "unknown",
+        "JPEG files served as uploaded (an image folder, no conversion) beside imagenet-o.tar, but no page says they "
+        "are the release's bytes",
+    ),
+    "voxel51-imagenet-o": (
+        "unknown",
+        "a FiftyOne export's media folder; no page says the files are the release's",
+    ),
+    "nateraw-imagenet-sketch": (
+        "unknown",
+        "the Hub's parquet conversion of a loading script's output; no page says how the images were stored",
+    ),
+    "uoft-cs-cifar10": (
+        "re-encoded",
+        "the release is pickled uint8 arrays (no image files); the Image column stores each image encoded as a file",
+    ),
+    "uoft-cs-cifar100": (
+        "re-encoded",
+        "the release is pickled uint8 arrays (no image files); the Image column stores each image encoded as a file",
+    ),
+}
+
+
 def _cell(text: str) -> str:
     """Text for a markdown table cell: pipes and angle brackets (`<corruption>`) escaped."""
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
@@ -497,6 +549,19 @@ def hub_sources_markdown() -> str:
                 _cell("; ".join(schema.unverified) or "nothing left unverified") if first else "",
             ]
             lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## Image bytes: the release's files or a re-encoded copy",
+        "",
+        "Recorded in results.json per benchmark (`image_bytes`); a published number compared with a run that read "
+        "re-encoded or unknown bytes is marked approximate.",
+        "",
+        "| schema | image bytes | why |",
+        "|---|---|---|",
+    ]
+    for name in HUB_SCHEMAS:
+        value, why = HUB_IMAGE_BYTES.get(name, ("unknown", "not recorded for this schema"))
+        lines.append(f"| `{name}` | {value} | {_cell(why)} |")
     lines += [
         "",
         "## Class-name spellings accepted deliberately",
