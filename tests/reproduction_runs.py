@@ -61,12 +61,14 @@ def cell_frame(correct_by_cell: Mapping[tuple[str, int], Sequence[bool]], label:
 @dataclass
 class Model:
     """One model of a synthetic run: its spec, predictions per benchmark, probe dicts, and per benchmark the
-    preprocessing it got."""
+    preprocessing it got and the resize kernel it saw (default "tf-bilinear": Paul & Chen's notebooks' kernel, as
+    the default published row names it)."""
 
     spec: str
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     probes: dict[str, dict[str, Any]] = field(default_factory=dict)
     applied: dict[str, str] = field(default_factory=dict)
+    kernels: dict[str, str] = field(default_factory=dict)
 
 
 def write_run(
@@ -109,13 +111,19 @@ def write_run(
                 {
                     "kind": None,
                     "generated": False,
-                    "source": {"kind": "local", "generated": False},
+                    # A local copy of the release, read file by file (its image bytes are the release's).
+                    "source": {"kind": "image_folder", "generated": False},
                     "subset": {"kind": "all", "limit": None},
                     "protocol": {"models": {}},
                     **dict((benchmark_info or {}).get(benchmark) or {}),
                 },
             )
-            info["protocol"]["models"][key] = {"applied": model.applied.get(benchmark, "model-native")}
+            kernel = model.kernels.get(benchmark, "tf-bilinear")
+            info["protocol"]["models"][key] = {
+                "applied": model.applied.get(benchmark, "model-native"),
+                "interpolation": kernel if kernel in ("tf-bilinear", "pil-bilinear") else "model-own",
+                "kernel": kernel,
+            }
         if model.probes:
             results["probes"][key] = {name: dict(probe) for name, probe in model.probes.items()}
     for info in results["benchmarks"].values():
@@ -129,7 +137,8 @@ def write_run(
 
 def published_row(**changes: Any) -> PublishedNumber:
     """A published number as a row of published.csv states one: by default Paul & Chen's ImageNet-A top-1 of
-    ViT-L/16 (the notebook's 1000-class mask and squash), on 7,500 images; `changes` replace any column."""
+    ViT-L/16 (the notebook's 1000-class mask, squash and TF bilinear resize), on 7,500 images; `changes` replace
+    any column."""
     row = PublishedNumber(
         row_id="paul-chen/imagenet-a/top1/vit-l16",
         paper="paul-chen",
@@ -141,7 +150,7 @@ def published_row(**changes: Any) -> PublishedNumber:
         benchmark="imagenet-a",
         metric="top-1 %",
         condition="",
-        protocol="class_mask=paul-chen-1000;preprocessing=native-resize",
+        protocol="class_mask=paul-chen-1000;interpolation=tf-bilinear;preprocessing=native-resize",
         value=100.0 * 2108 / 7500,
         unit="%",
         images=7500,

@@ -3,7 +3,8 @@
 
 Paul & Chen fed each model in its own way: the BiT-M TF-Hub models squashed to 224 pixels in every notebook
 (`tf.image.resize(image, (224, 224))`: "squash-224"), the vit_jax ViTs squashed to their 384 pixels on ImageNet-A/R/O
-("native-resize"), the 224-pixel ViTs of the probes at 224. The published table (`analysis.published`) records, per
+("native-resize"), the 224-pixel ViTs of the probes at 224; all of these with TensorFlow's bilinear resize
+("tf-bilinear") where the rows name it. The published table (`analysis.published`) records, per
 number, its checkpoint (`model_id`) and its preprocessing. A suite with `pairing: <paper>` gives each model of a run
 that preprocessing benchmark by benchmark (`model_pairing`), and `vitrobust reproduce` plans its legs from the same
 rows (`row_preprocessing`), so both feed a model alike for the same number. A probe's number sets the preprocessing
@@ -22,10 +23,12 @@ from .published import PAPERS, PublishedNumber, published_numbers
 
 @dataclass(frozen=True)
 class Pairing:
-    """The preprocessing a paper gave one model on one benchmark, and which published rows say so."""
+    """The preprocessing a paper gave one model on one benchmark, its resize kernel where the rows name one (the
+    interpolation protocol, else None: the model's own), and which published rows say so."""
 
     preprocessing: str
     why: str
+    interpolation: str | None = None
 
 
 def row_preprocessing(row: PublishedNumber, probe_benchmark: str) -> tuple[str, str | None]:
@@ -36,6 +39,19 @@ def row_preprocessing(row: PublishedNumber, probe_benchmark: str) -> tuple[str, 
         benchmark = row.conditions.get("dataset") or probe_benchmark
     preprocessing = row.protocol_parts.get("preprocessing")
     return benchmark, None if preprocessing in (None, "other") else preprocessing
+
+
+def row_interpolation(row: PublishedNumber) -> str | None:
+    """The interpolation protocol a published number names (None where it names none or "other")."""
+    interpolation = row.protocol_parts.get("interpolation")
+    return None if interpolation in (None, "other") else interpolation
+
+
+def _one_interpolation(rows: Iterable[PublishedNumber]) -> str | None:
+    """The interpolation all `rows` name, or None where one names none or two differ; rows whose kernel is none of
+    this package's ("other": no choice can match them) are left out."""
+    named = {row.protocol_parts.get("interpolation") for row in rows} - {"other"}
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def paper_model_keys(paper: str, spec: str, model_pairs: Iterable[Mapping[str, str]] = ()) -> tuple[str, ...]:
@@ -60,14 +76,15 @@ def model_pairing(
     else from the rows of the paper's models `spec` stands for (`paper_model_keys`). A benchmark whose rows disagree,
     or that no row names, is left out (the suite's choice applies). `probe_benchmarks`: probe -> the benchmark its
     images come from (imagenet-val for a probe not listed). Where the paper has no number of the model on one of
-    `benchmarks` (or a probe's benchmark) of unreleased image size, and feeds it one way on all others, that way."""
+    `benchmarks` (or a probe's benchmark) of unreleased image size, and feeds it one way on all others, that way.
+    Each pairing carries the interpolation its rows all name (None where they name none or differ)."""
     if paper not in PAPERS:
         raise ValueError(f"Unknown paper {paper!r}; papers: {', '.join(PAPERS)}.")
     keys = paper_model_keys(paper, spec, model_pairs)
     rows = [row for row in published_numbers(paper) if row.model_key in keys]
     pairing: dict[str, Pairing] = {}
     for own_weights in (True, False):
-        found: dict[str, dict[str, list[str]]] = {}
+        found: dict[str, dict[str, list[PublishedNumber]]] = {}
         for row in rows:
             if (row.model_id == spec) != own_weights:
                 continue
@@ -75,30 +92,40 @@ def model_pairing(
                 row, probe_benchmarks.get(row.benchmark, "imagenet-val")
             )
             if preprocessing is not None and benchmark not in pairing:
-                found.setdefault(benchmark, {}).setdefault(preprocessing, []).append(row.row_id)
+                found.setdefault(benchmark, {}).setdefault(preprocessing, []).append(row)
         for benchmark, choices in found.items():
             if len(choices) != 1:
                 continue
-            (preprocessing, row_ids), *_ = choices.items()
+            (preprocessing, chosen), *_ = choices.items()
             whose = "its weights" if own_weights else f"{'/'.join(keys)} (other weights)"
+            interpolation = _one_interpolation(chosen)
+            named = f"; resized with {interpolation}" if interpolation else ""
             pairing[benchmark] = Pairing(
                 preprocessing,
                 f"{paper} pairing: {preprocessing}, as the published numbers of {whose} "
-                f"({len(row_ids)} rows, e.g. {row_ids[0]})",
+                f"({len(chosen)} rows, e.g. {chosen[0].row_id}){named}",
+                interpolation,
             )
     # Where the paper has no number of this model, its one way of feeding images of any size (BiT-M: squash-224
     # in every notebook) applies to the benchmarks of such images.
-    resized = {p.preprocessing for b, p in pairing.items() if get_benchmark(b).released_size is None}
-    if len(resized) == 1:
-        (preprocessing,) = resized
+    resized = {
+        (p.preprocessing, p.interpolation)
+        for b, p in pairing.items()
+        if get_benchmark(b).released_size is None
+    }
+    if len({preprocessing for preprocessing, _ in resized}) == 1:
+        preprocessing = next(iter(resized))[0]
+        interpolation = next(iter(resized))[1] if len(resized) == 1 else None
+        named = f"; resized with {interpolation}" if interpolation else ""
         for benchmark in (*probe_benchmarks.values(), *benchmarks):
             if benchmark not in pairing and get_benchmark(benchmark).released_size is None:
                 pairing[benchmark] = Pairing(
                     preprocessing,
                     f"{paper} pairing: {preprocessing}, as every published number of {'/'.join(keys)} on images "
-                    "of any size (none on this benchmark)",
+                    f"of any size (none on this benchmark){named}",
+                    interpolation,
                 )
     return pairing
 
 
-__all__ = ["Pairing", "model_pairing", "paper_model_keys", "row_preprocessing"]
+__all__ = ["Pairing", "model_pairing", "paper_model_keys", "row_interpolation", "row_preprocessing"]

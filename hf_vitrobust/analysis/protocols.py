@@ -20,6 +20,16 @@ the sources). A benchmark's protocol has up to four parts:
   - "squash-224": a plain resize to 224 x 224 (aspect ratio not kept), no crop, fed at 224 whatever the model's own
     size: Paul & Chen's BiT-M notebooks (TF-Hub models, `tf.image.resize(image, (224, 224))`), for models that run
     at 224. For a 224-pixel model it is "native-resize".
+- interpolation (every benchmark; it bears only where the preprocessing resizes): the resize kernel.
+  - "model-own": the kernel the preprocessing names (the model's own from its timm data config or image
+    processor; bilinear for resize256-crop224), by PIL with antialiasing, as timm and transformers resize.
+  - "pil-bilinear": PIL's antialiased bilinear whatever the model: torchvision's `Resize` on PIL images, as the
+    Hendrycks scripts and Paul & Chen's PyTorch notebooks (CutOut_ViT, PGD_ViT) resized.
+  - "tf-bilinear": TensorFlow 2's `tf.image.resize` bilinear (half-pixel centres, no antialiasing, the float
+    result not rounded): Paul & Chen's TF notebooks and vit_jax's input pipeline (`models.preprocessing.
+    tf_bilinear_resize`).
+  A suite's pairing may set it per model (`analysis.pairings`). What a model saw is recorded as its kernel
+  (`resize_kernel`): "pil-<mode>", "tf-bilinear", or "none" where nothing was resized.
 - class_mask (ImageNet-A, ImageNet-R): which argmax makes the headline top-1; both are always reported.
   - "hendrycks-200": the argmax over the set's 200 classes (natural-adv-examples eval.py `indices_in_1k`,
     imagenet-r eval.py `imagenet_r_mask`; timm's `--valid-labels`).
@@ -39,6 +49,10 @@ the sources). A benchmark's protocol has up to four parts:
   the image's labels, images without one left out (timm's `--real-labels`). Matched by validation file name, so a
   source that numbers its rows is refused before any work.
 
+Recorded, not chosen: `image_bytes`, whether the images read were the release's own files ("release"), a copy that
+re-encoded them ("re-encoded") or a Hub copy whose pages do not say ("unknown"); per registered Hub source in
+`hf_vitrobust.data.HUB_IMAGE_BYTES`, read by `source_image_bytes`.
+
 `benchmark_protocol` resolves a benchmark's protocol from its defaults, the suite's `protocol:` entry and the
 command line's `--protocol`; `evaluation.model_input` applies the preprocessing part to one model.
 """
@@ -49,6 +63,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..data import RELEASE_ENCODINGS, Benchmark
+from ..data.hub_datasets import HUB_IMAGE_BYTES
 from ..registry import did_you_mean
 
 PREPROCESSING_PROTOCOLS: dict[str, str] = {
@@ -58,6 +73,13 @@ PREPROCESSING_PROTOCOLS: dict[str, str] = {
     "resize256-crop224": "shorter side to 256 (bilinear), centre crop 224, fed at 224 (the Hendrycks scripts)",
     "squash-224": "a plain resize to 224x224 (aspect ratio not kept), fed at 224 (Paul & Chen's BiT-M notebooks)",
 }
+INTERPOLATION_PROTOCOLS: dict[str, str] = {
+    "model-own": "the preprocessing's own kernel (the model's, from its config), by PIL with antialiasing",
+    "pil-bilinear": "PIL's antialiased bilinear whatever the model (torchvision Resize on PIL images)",
+    "tf-bilinear": "TensorFlow 2's tf.image.resize bilinear: half-pixel centres, no antialiasing, float result",
+}
+#: The default of the interpolation part: the kernel every run before the part existed used.
+DEFAULT_INTERPOLATION = "model-own"
 CLASS_MASK_PROTOCOLS: dict[str, str] = {
     "hendrycks-200": "argmax over the benchmark's 200 classes (natural-adv-examples / imagenet-r eval.py)",
     "paul-chen-1000": "argmax over all 1000 classes; one outside the 200 is wrong (robustness-vit notebooks)",
@@ -71,6 +93,11 @@ RELEASE_ENCODING_PROTOCOLS: dict[str, str] = {
     "h264": "each generated sequence encoded with make_imagenet_p.py's libx264 settings and decoded (approximate)",
     "none": "generated images kept as computed (no compression)",
 }
+#: The values of the recorded `image_bytes` (see `source_image_bytes`).
+IMAGE_BYTES = ("release", "re-encoded", "unknown", "generated", "not the benchmark")
+#: Source kinds that read the release's own files as the user's copy holds them (a folder, CIFAR-C's arrays,
+#: ImageNet-P's videos).
+_RELEASE_FILE_KINDS = ("image_folder", "cifar-c-arrays", "imagenet-p-videos")
 #: ImageNet-O's score in the reference and in Paul & Chen's notebooks alike (recorded, not a choice).
 OOD_SCORE_PROTOCOL = "-max softmax over the logits of ImageNet-O's 200 classes (mask before the softmax)"
 
@@ -81,6 +108,7 @@ LABELS_PROTOCOLS: dict[str, str] = {
 
 _CHOICES = {
     "preprocessing": PREPROCESSING_PROTOCOLS,
+    "interpolation": INTERPOLATION_PROTOCOLS,
     "class_mask": CLASS_MASK_PROTOCOLS,
     "mce": MCE_PROTOCOLS,
     "release_encoding": RELEASE_ENCODING_PROTOCOLS,
@@ -90,7 +118,7 @@ _CHOICES = {
 
 def protocol_parts(benchmark: Benchmark) -> tuple[str, ...]:
     """The protocol parts that apply to `benchmark`."""
-    parts = ["preprocessing"]
+    parts = ["preprocessing", "interpolation"]
     if benchmark.class_subset is not None and benchmark.task == "classification":
         parts.append("class_mask")
     if benchmark.alexnet_baseline:
@@ -105,9 +133,10 @@ def protocol_parts(benchmark: Benchmark) -> tuple[str, ...]:
 def default_protocol(benchmark: Benchmark) -> dict[str, str]:
     """The canonical protocol of `benchmark`: as released for pre-cropped images, else the model's own transform;
     Hendrycks' 200-class argmax; the AlexNet-normalised mCE; the release's JPEG for generated ImageNet-C, no video
-    compression for generated ImageNet-P."""
+    compression for generated ImageNet-P; each model's own resize kernel."""
     defaults = {
         "preprocessing": "as-released" if benchmark.released_size is not None else "model-native",
+        "interpolation": DEFAULT_INTERPOLATION,
         "class_mask": "hendrycks-200",
         "mce": "alexnet-15",
         "release_encoding": RELEASE_ENCODINGS.get(benchmark.name, ("none",))[0],
@@ -160,6 +189,37 @@ def benchmark_protocol(
     return protocol
 
 
+def resize_kernel(preprocessing: Mapping[str, Any]) -> str:
+    """The kernel a recorded preprocessing (`Preprocessing.to_dict()`, results.json's `models.<key>.preprocessing`)
+    resized with: "none" (crop only), "tf-bilinear" (antialias off) or "pil-<mode>" (PIL, antialiased). Records
+    written before `antialias` existed resized with PIL."""
+    if preprocessing.get("crop_only"):
+        return "none"
+    if preprocessing.get("antialias") is False:
+        return "tf-bilinear"
+    return f"pil-{preprocessing.get('interpolation') or 'bilinear'}"
+
+
+def source_image_bytes(source: Mapping[str, Any]) -> tuple[str, str]:
+    """(value, why) of the recorded `image_bytes` of a source (`Source.describe()`, results.json's
+    `benchmarks.<name>.source`): a registered Hub copy's entry in `HUB_IMAGE_BYTES`, "unknown" for an unregistered
+    Hub copy, "release" for a local copy read file by file, "generated" for images made here."""
+    kind = str(source.get("kind") or "")
+    if source.get("generated") or kind.startswith("generated"):
+        return "generated", "generated here from a clean source, not read from a release"
+    if kind.startswith("builtin"):
+        return "not the benchmark", "the bundled demo photos"
+    if kind in _RELEASE_FILE_KINDS:
+        return "release", "a local copy read file by file as the release lays it out (the user's files)"
+    schema = source.get("schema")
+    if schema in HUB_IMAGE_BYTES:
+        return HUB_IMAGE_BYTES[str(schema)]
+    return (
+        "unknown",
+        f"a {kind or 'dataset'} source whose pages do not say whether it kept the release's files",
+    )
+
+
 def parse_protocol_option(text: str) -> tuple[str, str, str]:
     """A command-line `--protocol BENCHMARK.PART=NAME` -> (benchmark, part, name); ValueError when malformed."""
     target, sep, value = str(text).partition("=")
@@ -176,7 +236,10 @@ def protocol_record(
     benchmark: Benchmark, protocol: Mapping[str, str], source: Mapping[str, Any]
 ) -> dict[str, Any]:
     """What results.json records of a benchmark's protocol: every part with its meaning, the score mask and the
-    baseline, and whether the release encoding applied (it does only to generated images)."""
+    baseline, whether the release encoding applied (it does only to generated images), and the image bytes read
+    (`source_image_bytes`). The interpolation recorded here is the benchmark's; a model's own (a pairing may set
+    it) and the kernel it saw are in `models.<key>`."""
+    protocol = {**default_protocol(benchmark), **protocol}
     record: dict[str, Any] = {part: protocol[part] for part in protocol_parts(benchmark)}
     record["meaning"] = {part: _CHOICES[part][protocol[part]] for part in protocol_parts(benchmark)}
     if benchmark.released_size is not None:
@@ -194,11 +257,15 @@ def protocol_record(
         record["meaning"]["release_encoding"] = "the released files are read as they are"
     if benchmark.label_space.startswith("cifar") and benchmark.corruptions and source.get("generated"):
         record["release_encoding"] = "none (the CIFAR-C release is uint8 arrays, no JPEG)"
+    record["image_bytes"], record["meaning"]["image_bytes"] = source_image_bytes(source)
     return record
 
 
 __all__ = [
     "CLASS_MASK_PROTOCOLS",
+    "DEFAULT_INTERPOLATION",
+    "IMAGE_BYTES",
+    "INTERPOLATION_PROTOCOLS",
     "LABELS_PROTOCOLS",
     "MCE_PROTOCOLS",
     "OOD_SCORE_PROTOCOL",
@@ -210,4 +277,6 @@ __all__ = [
     "parse_protocol_option",
     "protocol_parts",
     "protocol_record",
+    "resize_kernel",
+    "source_image_bytes",
 ]

@@ -28,7 +28,13 @@ The verdict (`compare_published`), its kind one of VERDICTS:
 - where we score a random sample of their images, or their images are unknown, the sampling interval at the run's
   confidence level: "within the interval" or "outside the interval";
 - "approximate: <verdict>" where the row does not name every protocol part this package knows for its benchmark
-  (`protocols.protocol_parts`): the part it leaves unnamed could differ unseen.
+  (`protocols.protocol_parts`): the part it leaves unnamed could differ unseen; or where the run read a re-encoded
+  copy of the images, or a Hub copy of unknown image bytes (results.json's `image_bytes`), while the published
+  number read the release's files.
+
+The interpolation a row names ("tf-bilinear", "pil-bilinear") is compared with the kernel the run applied to the
+model (`protocols.resize_kernel`), so "model-own" on a model whose own kernel is bilinear compares with
+"pil-bilinear".
 
 The bound the dropped images give is derived in `image_counts.dropped_images_bound`.
 """
@@ -221,13 +227,31 @@ def _image_counts(row: PublishedNumber, ours: OurNumber, tolerance: float) -> Im
 
 def _unnamed_parts(row: PublishedNumber) -> tuple[str, ...]:
     """The protocol parts this package knows for the row's benchmark that bear on its number and that the row
-    does not name (the class mask bears on accuracies, the mCE's mean on an mCE; the release encoding only on
-    generated images, which are other images anyway)."""
+    does not name (the interpolation bears where the row's preprocessing resizes, the class mask on accuracies, the
+    mCE's mean on an mCE; the release encoding only on generated images, which are other images anyway)."""
     if row.benchmark not in BENCHMARKS.names():
         return ()
-    bearing = {"preprocessing": True, "class_mask": row.metric in _ACCURACIES, "mce": row.metric == "mCE %"}
+    bearing = {
+        "preprocessing": True,
+        "interpolation": row.protocol_parts.get("preprocessing") != "as-released",
+        "class_mask": row.metric in _ACCURACIES,
+        "mce": row.metric == "mCE %",
+    }
     parts = protocol_parts(BENCHMARKS.get(row.benchmark))
     return tuple(part for part in parts if bearing.get(part, False) and part not in row.protocol_parts)
+
+
+#: What a run's recorded `image_bytes` makes of a verdict against a number made from the release's files.
+_COPY_CAVEATS = {"re-encoded": "re-encoded copy", "unknown": "copy of unknown image bytes"}
+
+
+def _image_bytes_caveat(row: PublishedNumber, model: RunModel) -> str | None:
+    """ "re-encoded copy" or "copy of unknown image bytes" where the run read such a copy of the images that the
+    published number read from the release (every row of the table did: TFDS or the released files)."""
+    bench = row.benchmark
+    if bench in PROBES.names():
+        bench = str((model.probe(bench) or {}).get("benchmark") or "imagenet-val")
+    return _COPY_CAVEATS.get(model.image_bytes(bench))
 
 
 @dataclass(frozen=True)
@@ -301,15 +325,29 @@ def _same(a: str, b: Any) -> bool:
         return False
 
 
+def _kernel_difference(wanted: str, model: RunModel, benchmark: str) -> str | None:
+    """How the kernel this model saw differs from the row's interpolation ("tf-bilinear", "pil-bilinear"): the run
+    is compared by the kernel it applied, so "model-own" on a bilinear model is "pil-bilinear"."""
+    kernel = model.resize_kernel(benchmark)
+    if kernel is None:
+        return f"interpolation {wanted} published, not recorded here"
+    if kernel != wanted:
+        return f"interpolation {wanted} published, {'no resize' if kernel == 'none' else kernel} here"
+    return None
+
+
 def _protocol_differences(row: PublishedNumber, model: RunModel) -> list[str]:
     """The parts of the row's protocol that the run did not use for this model, in words."""
     differences = []
     if row.benchmark in PROBES.names():
         probe = model.probe(row.benchmark) or {}
         params = probe.get("params") or {}
+        bench = str(probe.get("benchmark") or "imagenet-val")
         for part, wanted in row.protocol_parts.items():
+            if part == "interpolation" and wanted != "other":
+                differences += filter(None, [_kernel_difference(wanted, model, bench)])
+                continue
             if part == "preprocessing":
-                bench = str(probe.get("benchmark") or "imagenet-val")
                 recorded = model.applied_protocol(bench).get("preprocessing")
             else:
                 recorded = probe.get(part, params.get(part))
@@ -324,7 +362,9 @@ def _protocol_differences(row: PublishedNumber, model: RunModel) -> list[str]:
     for part, wanted in row.protocol_parts.items():
         if part in ("class_mask", "mce"):
             continue  # both are computed from the same predictions: ours is read under the row's
-        if wanted == "other":
+        if part == "interpolation" and wanted != "other":
+            differences += filter(None, [_kernel_difference(wanted, model, row.benchmark)])
+        elif wanted == "other":
             differences.append(f"{part}: theirs is none of this package's (see the table's note)")
         elif part not in applied:
             differences.append(f"{part} {wanted} published, not recorded here")
@@ -426,8 +466,10 @@ def compare_published(
             reasons.append(("no interval", found))
         else:
             verdict, kind, counts = found
-            if unnamed:
-                verdict = f"approximate: {verdict} (unnamed: {', '.join(unnamed)})"
+            caveats = [f"unnamed: {', '.join(unnamed)}"] if unnamed else []
+            caveats += filter(None, [_image_bytes_caveat(row, model)])
+            if caveats:
+                verdict = f"approximate: {verdict} ({'; '.join(caveats)})"
     return PublishedComparison(
         row, model.key, model.spec, ours, verdict, kind, tuple(reasons), counts, unnamed, sampled
     )

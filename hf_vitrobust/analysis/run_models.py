@@ -18,7 +18,7 @@ from ..metrics.estimators import Estimator, accuracy_estimator
 from ..probes.spec import PROBES
 from .kinds import get_benchmark_kind, headline_estimators
 from .prediction_source import Predictions, PredictionsFile, as_predictions
-from .protocols import default_protocol
+from .protocols import default_protocol, resize_kernel, source_image_bytes
 from .results import holds_result
 from .scoring import clean_of_generated
 from .uncertainty import cluster_keys, run_folder
@@ -153,16 +153,37 @@ class RunModel:
         return accuracy_estimator(correct, rows["sample_id"].to_numpy() if keys is None else keys)
 
     def applied_protocol(self, benchmark: str) -> dict[str, str]:
-        """The protocol parts the run used for this model on a benchmark: the preprocessing it applied, and the
+        """The protocol parts the run used for this model on a benchmark: the preprocessing and interpolation it
+        applied (a record from before the interpolation part has none: the default, "model-own", ran), and the
         benchmark's recorded parts (class mask, mCE, release encoding)."""
         record = self.benchmark_info(benchmark).get("protocol") or {}
         parts = {
-            part: str(record[part]) for part in ("class_mask", "mce", "release_encoding") if record.get(part)
+            part: str(record[part])
+            for part in ("interpolation", "class_mask", "mce", "release_encoding")
+            if record.get(part)
         }
         given = (record.get("models") or {}).get(self.run_key) or {}
         if given.get("applied"):
             parts["preprocessing"] = str(given["applied"])
+        if given.get("interpolation"):
+            parts["interpolation"] = str(given["interpolation"])
         return parts
+
+    def image_bytes(self, benchmark: str) -> str:
+        """Whether the run read the release's files on a benchmark: the recorded `image_bytes`, else (a record from
+        before it) what its recorded source gives (`protocols.source_image_bytes`)."""
+        info = self.benchmark_info(benchmark)
+        recorded = (info.get("protocol") or {}).get("image_bytes")
+        return str(recorded) if recorded else source_image_bytes(info.get("source") or {})[0]
+
+    def resize_kernel(self, benchmark: str) -> str | None:
+        """The resize kernel this model saw on a benchmark (`protocols.resize_kernel` of its recorded
+        preprocessing); None where the run recorded none."""
+        record = self.benchmark_info(benchmark).get("protocol") or {}
+        given = (record.get("models") or {}).get(self.run_key) or {}
+        if given.get("kernel"):
+            return str(given["kernel"])
+        return resize_kernel(given["preprocessing"]) if given.get("preprocessing") else None
 
 
 class RunModels:

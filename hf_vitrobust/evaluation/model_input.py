@@ -1,16 +1,22 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
-"""A benchmark's preprocessing protocol applied to one model (`model_input`): the protocols are named and described
-in `analysis.protocols` and docs/protocols.md; and a run's model with how it reads each benchmark (`ModelEntry`)."""
+"""A benchmark's preprocessing and interpolation protocols applied to one model (`model_input`): the protocols are
+named and described in `analysis.protocols` and docs/protocols.md; and a run's model with how it reads each benchmark
+(`ModelEntry`)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.pairings import Pairing
-from ..analysis.protocols import PREPROCESSING_PROTOCOLS
+from ..analysis.protocols import (
+    DEFAULT_INTERPOLATION,
+    INTERPOLATION_PROTOCOLS,
+    PREPROCESSING_PROTOCOLS,
+    resize_kernel,
+)
 from ..data import Benchmark
 from ..models.classifier import Classifier, Preprocessing
 from ..probes.spec import ProbeNotApplicable, get_probe
@@ -35,12 +41,20 @@ class ModelInput:
     note: str | None = None
     preprocessing: dict[str, Any] = field(default_factory=dict)
     pairing: str | None = None  # why a suite's pairing chose `requested` for this model
+    interpolation: str = DEFAULT_INTERPOLATION
+
+    @property
+    def kernel(self) -> str:
+        """The resize kernel this model saw (`analysis.protocols.resize_kernel`)."""
+        return resize_kernel(self.preprocessing)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "requested": self.requested,
             "pairing": self.pairing,
             "applied": self.applied,
+            "interpolation": self.interpolation,
+            "kernel": self.kernel,
             "input_size": list(self.classifier.input_size),
             "preprocessing": self.preprocessing,
             "note": self.note,
@@ -57,18 +71,48 @@ def _native_resize(preprocessing: Preprocessing) -> Preprocessing:
     )
 
 
+def with_interpolation(preprocessing: Preprocessing, interpolation: str) -> Preprocessing:
+    """`preprocessing` resized with the kernel of the interpolation protocol `interpolation`: "model-own" keeps it,
+    "pil-bilinear" is PIL's antialiased bilinear, "tf-bilinear" TensorFlow's (`Preprocessing(antialias=False)`)."""
+    if interpolation == "model-own":
+        return preprocessing
+    if interpolation == "pil-bilinear":
+        return replace(preprocessing, interpolation="bilinear", antialias=True)
+    if interpolation == "tf-bilinear":
+        return replace(preprocessing, interpolation="bilinear", antialias=False)
+    raise ValueError(
+        f"Unknown interpolation protocol {interpolation!r}; known: {', '.join(INTERPOLATION_PROTOCOLS)}."
+    )
+
+
 def model_input(
-    benchmark: Benchmark, preprocessing: str, classifier: Classifier, *, pairing: Pairing | None = None
+    benchmark: Benchmark,
+    preprocessing: str,
+    classifier: Classifier,
+    *,
+    pairing: Pairing | None = None,
+    interpolation: str = DEFAULT_INTERPOLATION,
 ) -> ModelInput:
     """The preprocessing protocol `preprocessing` applied to `classifier` for `benchmark` (see the module
-    docstring); `pairing`: the suite's pairing that chose it for this model, recorded. Raises ValueError before any
-    work when the model cannot run under it ("resize256-crop224" or "squash-224" for a model that does not run at 224
-    pixels); "as-released" falls back to "native-resize" for such a model."""
+    docstring), resized with the kernel of `interpolation` (`with_interpolation`); `pairing`: the suite's pairing
+    that chose the preprocessing for this model, recorded; its interpolation, where it names one, replaces the
+    default "model-own" (a benchmark's explicit other kernel wins). Raises ValueError before any work when the model
+    cannot run under it ("resize256-crop224" or "squash-224" for a model that does not run at 224 pixels);
+    "as-released" falls back to "native-resize" for such a model."""
     own = classifier.preprocessing
+    if pairing is not None and pairing.interpolation is not None and interpolation == DEFAULT_INTERPOLATION:
+        interpolation = pairing.interpolation
+    if interpolation not in INTERPOLATION_PROTOCOLS:
+        raise ValueError(
+            f"Unknown interpolation protocol {interpolation!r}; known: {', '.join(INTERPOLATION_PROTOCOLS)}."
+        )
 
     def made(chosen: Preprocessing, applied: str, note: str | None = None) -> ModelInput:
+        if not chosen.crop_only:
+            chosen = with_interpolation(chosen, interpolation)
         view = classifier.with_preprocessing(chosen)
-        return ModelInput(view, preprocessing, applied, note, chosen.to_dict(), pairing and pairing.why)
+        why = pairing and pairing.why
+        return ModelInput(view, preprocessing, applied, note, chosen.to_dict(), why, interpolation)
 
     if preprocessing == "model-native":
         return made(own, "model-native")
@@ -170,4 +214,4 @@ class ModelEntry:
                 self.not_run[probe.name] = str(reason)
 
 
-__all__ = ["ModelInput", "model_input"]
+__all__ = ["ModelInput", "model_input", "with_interpolation"]

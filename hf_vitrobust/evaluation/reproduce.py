@@ -32,7 +32,7 @@ import yaml
 
 from ..analysis.analyze import analyze
 from ..analysis.findings import findings_of
-from ..analysis.pairings import row_preprocessing
+from ..analysis.pairings import row_interpolation, row_preprocessing
 from ..analysis.published import PAPERS, PublishedNumber, published_numbers
 from ..analysis.published_vs_ours import PAPER_SUITES
 from ..analysis.record import model_key
@@ -183,10 +183,12 @@ def _probe_value(probe: str, param: str, text: str) -> Any:
 
 def _needs(row: PublishedNumber, suite: Suite) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
     """What a published number needs of a leg: benchmark -> protocol overrides, probe -> parameter overrides. Its
-    preprocessing is read as the suite's `pairing` reads it (`analysis.pairings.row_preprocessing`)."""
+    preprocessing and interpolation are read as the suite's `pairing` reads them (`analysis.pairings`)."""
     parts = row.protocol_parts
     bench, preprocessing = row_preprocessing(row, _probe_benchmark(suite, row.benchmark))
     protocol = {} if preprocessing is None else {"preprocessing": preprocessing}
+    if row_interpolation(row) is not None:
+        protocol["interpolation"] = str(row_interpolation(row))
     if row.benchmark in PROBES.names():
         task = PROBES.get(row.benchmark)
         accepted = set(task.accepted_params) | set(task.extra_params)

@@ -234,7 +234,8 @@ class Runner:
                     continue
                 try:
                     preprocessing, pairing = self.model_preprocessing(spec, name)
-                    inputs[name] = model_input(benchmark, preprocessing, classifier, pairing=pairing)
+                    how = {"pairing": pairing, "interpolation": self.protocols[name]["interpolation"]}
+                    inputs[name] = model_input(benchmark, preprocessing, classifier, **how)
                 except ValueError as error:
                     raise EvaluationError(f"{name}: {error}") from error
             key = model_key(spec, [e.key for e in entries])

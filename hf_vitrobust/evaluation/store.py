@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
+from ..analysis.protocols import DEFAULT_INTERPOLATION
 from ..atomic_files import atomic_path, write_text_atomic
 from .parquet_options import write_parquet
 
@@ -127,6 +128,11 @@ def resume_refusal(
                 for name, parts in previous["protocols"].items()
             },
         }
+    # Folders from before the interpolation part recorded none: they ran the default.
+    if isinstance(previous.get("protocols"), dict):
+        protocols = previous["protocols"].items()
+        given = {name: {"interpolation": DEFAULT_INTERPOLATION, **parts} for name, parts in protocols}
+        previous = {**previous, "protocols": given}
     changed = [
         key
         for key in recorded

@@ -30,7 +30,7 @@ import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
 from ..analysis.kinds import RUN_CLASS_MASK, CardRow
-from ..analysis.protocols import check_protocol, default_protocol, protocol_parts
+from ..analysis.protocols import DEFAULT_INTERPOLATION, check_protocol, default_protocol, protocol_parts
 from ..data import BENCHMARKS, Benchmark
 from .card_results import (
     card_dataset,
@@ -50,7 +50,7 @@ NOTES_SEPARATOR = " | "
 PROTOCOL_PREFIX = "protocol: "
 RUN_PREFIX = "run: "
 #: The protocol parts in `analysis.protocols.protocol_parts` order (a test checks every benchmark against it).
-PROTOCOL_PART_ORDER = ("preprocessing", "class_mask", "mce", "release_encoding", "labels")
+PROTOCOL_PART_ORDER = ("preprocessing", "interpolation", "class_mask", "mce", "release_encoding", "labels")
 _FORBIDDEN_IN_NAMES = (NOTES_SEPARATOR.strip(), ",", "=")
 
 
@@ -104,10 +104,13 @@ def recorded_protocol(benchmark: Benchmark, record: Any, model_key: str) -> dict
     (a streamed release's encoding is not: it is left out). None where no protocol is recorded."""
     if not isinstance(record, Mapping):
         return None
-    applied = ((record.get("models") or {}).get(model_key) or {}).get("applied")
+    given = (record.get("models") or {}).get(model_key) or {}
     protocol = {}
     for part in protocol_parts(benchmark):
-        name = applied if part == "preprocessing" and applied else record.get(part)
+        # A model's own preprocessing (`applied`) and interpolation (a pairing may set it) before the benchmark's.
+        name = given.get("applied" if part == "preprocessing" else part) or record.get(part)
+        if part == "interpolation" and name == DEFAULT_INTERPOLATION:
+            continue  # every run before the part had it: notes and leaderboards stay comparable with theirs
         if _is_choice(benchmark, part, name):
             protocol[part] = name
     return protocol or None

@@ -458,21 +458,18 @@ def test_a_protocol_part_the_row_leaves_unnamed_makes_the_verdict_approximate(ru
     """A published ImageNet-A top-1 that does not say which argmax it took: ours is read under the default
     200-class mask (300 more right), and the verdict says it is approximate."""
     model = _model(run)
-    unnamed = compare_published(published(protocol="preprocessing=native-resize"), model, SETTINGS)
+    squash = "interpolation=tf-bilinear;preprocessing=native-resize"
+    unnamed = compare_published(published(protocol=squash), model, SETTINGS)
     assert unnamed.unnamed == ("class_mask",)
     assert unnamed.verdict == "approximate: outside by 300 images (unnamed: class_mask)"
     assert unnamed.kind == "outside"
-    same = compare_published(
-        published(protocol="preprocessing=native-resize", value=100 * (K + 300) / N), model, SETTINGS
-    )
+    same = compare_published(published(protocol=squash, value=100 * (K + 300) / N), model, SETTINGS)
     assert (same.verdict, same.kind) == ("approximate: equal (unnamed: class_mask)", "equal")
     nothing_named = compare_published(published(protocol=""), model, SETTINGS)
-    assert nothing_named.unnamed == ("preprocessing", "class_mask")
+    assert nothing_named.unnamed == ("preprocessing", "interpolation", "class_mask")
     # Both named: not approximate. The top-5 needs the mask as well; an AUPR does not.
     assert compare_published(published(), model, SETTINGS).unnamed == ()
-    aupr = dataclasses.replace(
-        published(protocol="preprocessing=native-resize"), benchmark="imagenet-o", metric="AUPR %"
-    )
+    aupr = dataclasses.replace(published(protocol=squash), benchmark="imagenet-o", metric="AUPR %")
     assert compare_published(aupr, model, SETTINGS).unnamed == ()
     other = compare_published(published(model_id="google/vit-large-patch16-224"), model, SETTINGS)
     counts = verdict_counts([unnamed, same, nothing_named, other])

@@ -103,8 +103,8 @@ def test_both_training_sets_are_registered_in_their_label_spaces():
     assert imagenet.hub_schemas[0].expected_rows("train") == 1_281_167
     assert cifar.hub_schemas[0].expected_rows("train") == 50_000
     assert (imagenet.released_size, cifar.released_size) == (None, 32)
-    assert default_protocol(imagenet) == {"preprocessing": "model-native"}
-    assert default_protocol(cifar) == {"preprocessing": "as-released"}
+    assert default_protocol(imagenet) == {"preprocessing": "model-native", "interpolation": "model-own"}
+    assert default_protocol(cifar) == {"preprocessing": "as-released", "interpolation": "model-own"}
 
 
 def test_the_default_hub_sources_read_the_train_split():

@@ -158,6 +158,8 @@ def test_paper_suite_holds_the_protocol_numbers():
         pgd.num_images == _notebook_text("analysis/pgd_attacks/PGD_ViT.ipynb").count("Original label:") == 100
     )
     published_pgd = _published_protocol("paul-chen/pgd/attacked/vit-l16-224")
+    # The row also names the images' resize kernel (torchvision's on PIL images), a protocol part, not a parameter.
+    assert published_pgd.pop("interpolation") == "pil-bilinear"
     assert {k: str(v) for k, v in pgd.params.items()} == published_pgd
     assert get_probe("pgd").selection_for(pgd.params) == "random"
     # ImageNet-9 (ImageNet_9.ipynb): every variant the notebook scored.

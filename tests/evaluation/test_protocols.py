@@ -221,8 +221,9 @@ def test_every_benchmark_has_a_valid_default_protocol():
         "cifar100-c",
     }
     # The training sets default as their evaluation sets do: ImageNet's model-native, CIFAR's as-released at 32.
-    assert default_protocol(BENCHMARKS["imagenet-train"]) == {"preprocessing": "model-native"}
-    assert default_protocol(BENCHMARKS["cifar100-train"]) == {"preprocessing": "as-released"}
+    own = {"interpolation": "model-own"}  # every model's own resize kernel, as before the part existed
+    assert default_protocol(BENCHMARKS["imagenet-train"]) == {"preprocessing": "model-native", **own}
+    assert default_protocol(BENCHMARKS["cifar100-train"]) == {"preprocessing": "as-released", **own}
     assert (
         protocol_record(BENCHMARKS["cifar100-train"], {"preprocessing": "as-released"}, {})["released_size"]
         == 32
@@ -254,7 +255,9 @@ def test_protocol_layers_defaults_suite_then_command_line():
     suite_choice = {"class_mask": "paul-chen-1000"}
     command_line = {"preprocessing": "resize256-crop224"}
     protocol = benchmark_protocol(get_benchmark("imagenet-a"), suite_choice, command_line)
-    assert protocol == {"preprocessing": "resize256-crop224", "class_mask": "paul-chen-1000"}
+    assert protocol == {
+        "preprocessing": "resize256-crop224", "interpolation": "model-own", "class_mask": "paul-chen-1000",
+    }  # fmt: skip
     assert parse_protocol_option("imagenet-c.mce=unnormalized-19") == ("imagenet-c", "mce", "unnormalized-19")
     with pytest.raises(ValueError, match=r"BENCHMARK\.PART=NAME"):
         parse_protocol_option("imagenet-c=native-resize")
@@ -538,7 +541,8 @@ def test_a_run_feeds_and_records_the_protocol_both_ways(tmp_path, builtin_model,
     ]
     assert results["schema_version"] == 2
     assert json.loads((output / ".work" / "run.json").read_text())["protocols"]["imagenet-c"] == {
-        "preprocessing": preprocessing, "mce": "alexnet-15", "release_encoding": encoding,
+        "preprocessing": preprocessing, "interpolation": "model-own", "mce": "alexnet-15",
+        "release_encoding": encoding,
     }  # fmt: skip
     # The logits are the model's on the pixels the protocol makes of the generated images.
     source = load_benchmark(

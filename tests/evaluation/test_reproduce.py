@@ -33,11 +33,11 @@ def test_the_plan_runs_each_number_with_its_checkpoint_and_protocol(tmp_path):
     }
     vit384, vit224, bit = legs.values()
     # ImageNet-A/R/O of the vit_jax 384-pixel checkpoint, squashed to its size; the BiT-M at 224 (TF-Hub).
-    assert vit384.benchmarks == {
-        name: {"preprocessing": "native-resize"} for name in ("imagenet-a", "imagenet-r", "imagenet-o")
-    }
+    # Both with TensorFlow's bilinear resize (vit_jax's input pipeline, tf.image.resize).
+    squash = {"preprocessing": "native-resize", "interpolation": "tf-bilinear"}
+    assert vit384.benchmarks == {name: squash for name in ("imagenet-a", "imagenet-r", "imagenet-o")}
     for name in ("imagenet-a", "imagenet-r", "imagenet-o"):
-        assert bit.benchmarks[name] == {"preprocessing": "squash-224"}
+        assert bit.benchmarks[name] == {"preprocessing": "squash-224", "interpolation": "tf-bilinear"}
     # ImageNet-9 as released, the occlusion notebooks' Cutout rule and image list (a local folder is given).
     assert vit224.benchmarks["imagenet-9"] == {"preprocessing": "as-released"}
     assert vit224.probes["occlusion"] == {"hole": "albumentations-1", "image_list": "paul-chen-occlusion-1k"}
@@ -99,12 +99,19 @@ def test_the_offline_default_marks_every_number_not_comparable_and_writes_the_se
     )
     record = json.loads((output / "reproduction.json").read_text())
     # The builtin model stands in for both members: one leg for both, and one for the BiT-M's other preprocessing
-    # (its notebooks squash the occlusion and PGD images to 224).
+    # (its notebooks squash the occlusion and PGD images to 224 with tf.image.resize; CutOut_ViT and PGD_ViT resized
+    # with torchvision, PIL's antialiased bilinear).
     leg, bit_leg = record["plan"]["legs"]
     assert leg["spec"] == bit_leg["spec"] == "builtin:efficientnet_lite0"
     assert [m["role"] for m in leg["members"]] == ["vit", "cnn"]
+    assert leg["benchmarks"]["imagenet-val"] == {
+        "preprocessing": "native-resize",
+        "interpolation": "pil-bilinear",
+    }
     assert [m["role"] for m in bit_leg["members"]] == ["cnn"]
-    assert bit_leg["benchmarks"] == {"imagenet-val": {"preprocessing": "squash-224"}}
+    assert bit_leg["benchmarks"] == {
+        "imagenet-val": {"preprocessing": "squash-224", "interpolation": "tf-bilinear"}
+    }
     assert set(record["plan"]["left_out"]) >= {"imagenet-a", "imagenet-r", "imagenet-o"}
     wanted = {r.row_id for r in published_numbers("paul-chen") if r.model_key in ("vit-l16", "bit-m-r101x3")}
     assert {e["row_id"] for e in record["published"]} == wanted
@@ -120,7 +127,9 @@ def test_the_offline_default_marks_every_number_not_comparable_and_writes_the_se
     for entry in occlusion:  # the photos are no ImageNet images, and the image list could not be matched
         details = " ".join(r["detail"] for r in entry["reasons"])
         assert "bundled demo photos" in details and "image_list paul-chen-occlusion-1k published" in details
-        assert "preprocessing" not in details  # each read from the leg that ran its preprocessing
+        # each read from the leg that ran its preprocessing and kernel
+        # (the holed images' 8-bit resize is no kernel of this package: "theirs is none of this package's")
+        assert "preprocessing" not in details and "-bilinear published" not in details
     # The findings were checked with the stand-in on both sides: every difference is 0, none resolved.
     [group] = record["findings"]
     checks = {c["finding"]: c for c in group["checks"]}
