@@ -18,6 +18,7 @@ from hf_vitrobust.data import get_benchmark
 from hf_vitrobust.evaluation.config import EvaluationConfig
 from hf_vitrobust.evaluation.model_input import model_input
 from hf_vitrobust.evaluation.runner import evaluate
+from hf_vitrobust.evaluation.store import resume_refusal
 from hf_vitrobust.hub.eval_results import recorded_protocol, task_id
 from hf_vitrobust.models import Classifier, Preprocessing
 
@@ -123,3 +124,16 @@ def test_a_run_records_the_part_and_only_a_chosen_one_enters_the_task_id(tmp_pat
         assert record["models"][key]["kernel"] == kernel
         assert record["image_bytes"] == "not the benchmark"  # the bundled photos
         assert task_id(benchmark, "accuracy", recorded_protocol(benchmark, record, key)) == task
+
+
+def test_a_run_folder_from_before_the_part_resumes_under_the_default(tmp_path):
+    """run.json of an earlier version recorded no interpolation: it ran model-own, so it resumes as that and only
+    as that."""
+    recorded = {
+        "protocols": {"imagenet-val": {"preprocessing": "model-native", "interpolation": "model-own"}}
+    }
+    previous = {"schema_version": 2, "protocols": {"imagenet-val": {"preprocessing": "model-native"}}}
+    assert resume_refusal(tmp_path, previous, recorded, True, 2) is None
+    other = {"protocols": {"imagenet-val": {"preprocessing": "model-native", "interpolation": "tf-bilinear"}}}
+    refusal = resume_refusal(tmp_path, previous, other, True, 2)
+    assert refusal is not None and "tf-bilinear" in refusal
