@@ -167,7 +167,9 @@ def test_motion_blur_statistics(photos, severity):
 @pytest.mark.slow
 @pytest.mark.parametrize("severity", SEVERITIES)
 def test_glass_blur_statistics(photos, severity):
-    images, seeds = photos[:2], range(2)
+    # A 128-pixel window of two photos: the reference shuffles pixels in a Python loop over every pixel (about 3 s
+    # per 224-pixel image), and glass blur is local (a shift of at most 4 pixels), so the window keeps its statistics.
+    images, seeds = photos[:2, :, 48:176, 48:176].contiguous(), range(2)
     ours = np.array([mean_ssim_psnr(images, corrupt(images, "glass_blur", severity, seed=s)) for s in seeds])
     assert_statistics_match(ours, reference_statistics(images, "glass_blur", severity, seeds))
 
