@@ -161,16 +161,22 @@ def test_slider_shows_clean_against_perturbed(space, browser, screenshots):
     page.close()
 
 
-def upload_to_editor(page, editor, path: Path, attempts: int = 3) -> None:
-    """Put a photo on the ImageEditor's canvas. On a loaded machine the tab's editor can take the file before its
-    upload handler is attached (seen once in three runs beside a full test run: the file was dropped and the canvas
-    stayed empty for 90 s), so the upload is given again, up to `attempts` times, until the canvas shows a photo."""
+def open_editor_with_photo(page, url: str, path: Path, attempts: int = 3):
+    """The "Paint an occlusion" tab's ImageEditor with a photo on its canvas. On a loaded machine the editor can take
+    the file before its upload handler is attached (seen beside a full test run: the file was dropped and the canvas
+    stayed empty for 90 s, and giving the same input the file again did not help), so each new attempt loads the
+    page afresh, up to `attempts` times, until the canvas shows a photo."""
     for attempt in range(attempts):
+        page.goto(url)
+        page.wait_for_load_state("networkidle")
+        page.get_by_role("tab", name="Paint an occlusion").click()
+        editor = page.locator("#editor")
+        expect(editor).to_contain_text("Upload an image")
         page.wait_for_load_state("networkidle")
         editor.locator("input[type=file]").set_input_files(str(path))
         try:
             expect(editor).not_to_contain_text("Upload an image", timeout=TIMEOUT_MS // attempts)
-            return
+            return editor
         except AssertionError:
             if attempt == attempts - 1:
                 raise
@@ -179,12 +185,7 @@ def upload_to_editor(page, editor, path: Path, attempts: int = 3) -> None:
 def test_a_painted_occlusion_blacks_out_the_strokes(space, browser, screenshots):
     url, _, _ = space
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(url)
-    page.wait_for_load_state("networkidle")
-    page.get_by_role("tab", name="Paint an occlusion").click()
-    editor = page.locator("#editor")
-    expect(editor).to_contain_text("Upload an image")
-    upload_to_editor(page, editor, COFFEE)
+    editor = open_editor_with_photo(page, url, COFFEE)
     canvas = editor.locator("canvas").first
     # One horizontal stroke through the middle of the photo, from 30 % to 70 % of the canvas's width, in a few
     # pointer events: each one redraws the canvas, about a second apiece in a chromium without a GPU.
