@@ -97,6 +97,11 @@ def _is_choice(benchmark: Benchmark, part: str, name: Any) -> bool:
     return True
 
 
+#: Parts added after notes were first written, with the value every earlier run had: left out of the notes at that
+#: value, so that the leaderboard (which ranks within a protocol) still ranks new runs with earlier ones.
+_LATER_PART_DEFAULTS = {"interpolation": DEFAULT_INTERPOLATION, "labels": "imagenet"}
+
+
 def recorded_protocol(benchmark: Benchmark, record: Any, model_key: str) -> dict[str, str] | None:
     """The protocol (part -> name) a model's numbers on `benchmark` were scored under, from results.json's
     `benchmarks.<name>.protocol`: the preprocessing the model was given (`models.<key>.applied`: a model that runs
@@ -109,7 +114,7 @@ def recorded_protocol(benchmark: Benchmark, record: Any, model_key: str) -> dict
     for part in protocol_parts(benchmark):
         # A model's own preprocessing (`applied`) and interpolation (a pairing may set it) before the benchmark's.
         name = given.get("applied" if part == "preprocessing" else part) or record.get(part)
-        if part == "interpolation" and name == DEFAULT_INTERPOLATION:
+        if _LATER_PART_DEFAULTS.get(part) == name:
             continue  # every run before the part had it: notes and leaderboards stay comparable with theirs
         if _is_choice(benchmark, part, name):
             protocol[part] = name

@@ -29,6 +29,7 @@ from hf_vitrobust.hub.eval_results import (
     PROTOCOL_PART_ORDER,
     protocol_from_notes,
     protocol_note,
+    recorded_protocol,
     run_entries,
     task_id,
 )
@@ -161,7 +162,9 @@ def test_protocol_in_the_task_id_and_the_notes(staged):
     by_task = {entry.task_id: entry for entry in _read(staged / FILE)}
     c = {"preprocessing": "native-resize", "release_encoding": "jpeg-85"}
     protocols = {
-        "imagenet-val.accuracy": {"preprocessing": "model-native", "labels": "imagenet"},
+        # labels=imagenet and interpolation=model-own, what every run had before those parts existed, stay out
+        # of the notes (the leaderboard ranks within a protocol: old and new runs must rank together).
+        "imagenet-val.accuracy": {"preprocessing": "model-native"},
         "imagenet-c.accuracy.preprocessing=native-resize": {**c, "mce": "alexnet-15"},
         "imagenet-c.mce.preprocessing=native-resize": {**c, "mce": "alexnet-15"},
         "imagenet-c.mce.preprocessing=native-resize.mce=unnormalized-19": {**c, "mce": "unnormalized-19"},
@@ -407,3 +410,19 @@ def test_protocol_note_refuses_names_it_could_not_read_back():
         protocol_note({"release_encoding": "none (the CIFAR-C release is uint8 arrays, no JPEG)"})
     with pytest.raises(ValueError, match="empty"):
         protocol_note({})
+
+
+def test_later_parts_enter_the_notes_only_when_they_differ_from_what_earlier_runs_had():
+    val = BENCHMARKS.get("imagenet-val")
+    record = {"preprocessing": "model-native", "interpolation": "model-own", "labels": "imagenet"}
+    assert recorded_protocol(val, record, "m") == {"preprocessing": "model-native"}
+    changed = {**record, "interpolation": "tf-bilinear", "labels": "real"}
+    assert recorded_protocol(val, changed, "m") == {
+        "preprocessing": "model-native",
+        "interpolation": "tf-bilinear",
+        "labels": "real",
+    }
+    assert task_id(val, "accuracy", recorded_protocol(val, changed, "m")) == (
+        "imagenet-val.accuracy.interpolation=tf-bilinear.labels=real"
+    )
+
