@@ -425,4 +425,3 @@ def test_later_parts_enter_the_notes_only_when_they_differ_from_what_earlier_run
     assert task_id(val, "accuracy", recorded_protocol(val, changed, "m")) == (
         "imagenet-val.accuracy.interpolation=tf-bilinear.labels=real"
     )
-
