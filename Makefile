@@ -30,8 +30,10 @@ demo: $(VENV)/.runtime-installed
 	rm -rf $(DEMO_OUTPUT)
 	$(VENV)/bin/vitrobust evaluate --suite demo --output $(DEMO_OUTPUT)
 
+# One pytest worker per core, each file on one worker (its module fixtures built once), one torch thread per worker:
+# with more threads than cores, small tensor ops ran about 20x slower (threads spin-waiting; measured on 2 cores).
 test: $(VENV)/.dev-installed
-	$(PY) -m pytest $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check hf_vitrobust tests benchmarks metrics spaces_app
