@@ -32,6 +32,15 @@ def image_bytes(value: int, fmt: str = "PNG", size: int = 6, mode: str = "RGB") 
     return buffer.getvalue()
 
 
+def random_blocks_png(seed: int) -> bytes:
+    """An 8x8 PNG of 2x2 blocks of random colours drawn from `seed`: images a tiny model tells apart."""
+    rng = np.random.default_rng(seed)
+    array = np.repeat(np.repeat(rng.integers(0, 256, size=(2, 2, 3), dtype=np.uint8), 4, 0), 4, 1)
+    buffer = io.BytesIO()
+    PILImage.fromarray(array).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
 def truncated_jpeg() -> bytes:
     full = image_bytes(200, "JPEG", size=64)
     return full[: len(full) // 2]

@@ -111,6 +111,21 @@ def _completeness(counts: Counter, where: str) -> dict[str, Any]:
     return record
 
 
+def _checked_counts(
+    counts: Counter, where: str, refused_as: str | None, warnings: list[str]
+) -> dict[str, Any]:
+    """`_completeness` of a copy: a short or overfull download is refused, named `refused_as` (a download is the
+    dataset or it is not); a short local copy (`refused_as` None) runs, with a warning appended to `warnings`."""
+    record = _completeness(counts, where)
+    if "mismatch" in record:
+        if refused_as is not None:
+            raise SchemaError(
+                f"{refused_as}: {record['mismatch']}: this copy is incomplete or another dataset."
+            )
+        warnings.append(f"{where}: {record['mismatch']} (a partial local copy?).")
+    return record
+
+
 class ImageNetV2FolderSource(ImageFolderSource):
     """One ImageNet-V2 test set from the release's folder: `<k>/<file>` with `k` the ImageNet-1k index.
 
@@ -157,9 +172,7 @@ class ImageNetV2FolderSource(ImageFolderSource):
         if not folders:
             raise SchemaError(f"{self.folder}: no class folders.")
         counts = Counter({f.label: sum(1 for name, _ in _files(f.path) if _is_image(name)) for f in folders})
-        self.counts = _completeness(counts, self.folder)
-        if "mismatch" in self.counts:
-            self.warnings.append(f"{self.folder}: {self.counts['mismatch']} (a partial local copy?).")
+        self.counts = _checked_counts(counts, self.folder, None, self.warnings)
         self._folders = folders
 
     def describe(self) -> dict[str, Any]:
@@ -225,14 +238,7 @@ class ImageNetV2ArchiveSource(Source):
             raise SchemaError(
                 f"{self.archive}: not a readable tar archive ({error}); a truncated download?"
             ) from None
-        counts_record = _completeness(counts, self.archive)
-        if "mismatch" in counts_record:
-            if self.hub_repo is not None:
-                raise SchemaError(
-                    f"{self.hub_repo}: {counts_record['mismatch']}: this archive is incomplete or another dataset."
-                )
-            self.warnings.append(f"{self.archive}: {counts_record['mismatch']} (a partial local copy?).")
-        self.counts = counts_record
+        self.counts = _checked_counts(counts, self.archive, self.hub_repo, self.warnings)
 
     def raw_samples(self) -> Iterator[RawSample]:
         self.validate()
@@ -299,14 +305,9 @@ class ImageNetV2WebDatasetSource(Source):
         for index in range(num_shards):
             for _, label, _ in self._samples(index, read=False):
                 counts[label] += 1
-        record = _completeness(counts, where)
-        if "mismatch" in record:
-            if self.hub_repo is not None:
-                raise SchemaError(
-                    f"{where}: {record['mismatch']}: this copy is incomplete or another dataset."
-                )
-            self.warnings.append(f"{where}: {record['mismatch']} (a partial local copy?).")
-        self.counts = record
+        self.counts = _checked_counts(
+            counts, where, where if self.hub_repo is not None else None, self.warnings
+        )
 
     def _samples(self, index: int, read: bool) -> Iterator[tuple[bytes, int, str]]:
         """(image bytes, or b"" where not `read`, label, sample id) of each key of shard `index`, in the shard's order;

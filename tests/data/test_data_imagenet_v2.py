@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from data_fixtures import random_blocks_png
 from PIL import Image
 from probe_models import save_tiny_vit
 from torchvision.datasets import ImageFolder
@@ -20,14 +21,6 @@ from hf_vitrobust.data.imagenet_v2 import IMAGENET_V2_VARIANTS, release_archive,
 from hf_vitrobust.evaluation.config import EvaluationConfig
 from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.models import load_classifier
-
-
-def _png(seed: int) -> bytes:
-    rng = np.random.default_rng(seed)
-    array = np.repeat(np.repeat(rng.integers(0, 256, size=(2, 2, 3), dtype=np.uint8), 4, 0), 4, 1)
-    buffer = io.BytesIO()
-    Image.fromarray(array).save(buffer, "PNG")
-    return buffer.getvalue()
 
 
 def _write_set(folder: Path, files: dict[int, list[bytes]]) -> None:
@@ -44,7 +37,7 @@ def release(tmp_path_factory):
     that class); folders "2", "10" and "100" sort as strings in another order than as numbers."""
     root = tmp_path_factory.mktemp("imagenetv2")
     model = save_tiny_vit(root / "tiny-vit-1k", num_labels=1000)
-    images = [_png(seed) for seed in range(12)]
+    images = [random_blocks_png(seed) for seed in range(12)]
     classifier = load_classifier(model)
     with torch.no_grad():
         argmax = classifier(classifier.preprocess([Image.open(io.BytesIO(b)).convert("RGB") for b in images]))
@@ -186,7 +179,7 @@ def test_refusals(release, tmp_path):
     with pytest.raises(SchemaError, match="'1000' is not an ImageNet-V2 class folder"):
         load_benchmark("imagenet-v2", tmp_path / "bad").validate()
     merged = tmp_path / "merged"
-    _write_set(merged, {5: [_png(k) for k in range(11)]})
+    _write_set(merged, {5: [random_blocks_png(k) for k in range(11)]})
     with pytest.raises(SchemaError, match="class 5 holds 11 images"):
         load_benchmark("imagenet-v2", merged).validate()
     truncated = tmp_path / release_archive("matched-frequency")

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from data_fixtures import random_blocks_png
 from PIL import Image
 from probe_models import save_tiny_vit
 
@@ -59,20 +60,12 @@ def test_topk_rule_against_a_hand_count():
     assert top1[scored].mean() == pytest.approx(1 / 4) and top3[scored].mean() == pytest.approx(3 / 4)
 
 
-def _png(seed: int) -> bytes:
-    rng = np.random.default_rng(seed)
-    array = np.repeat(np.repeat(rng.integers(0, 256, size=(2, 2, 3), dtype=np.uint8), 4, 0), 4, 1)
-    buffer = io.BytesIO()
-    Image.fromarray(array).save(buffer, "PNG")
-    return buffer.getvalue()
-
-
 def test_real_protocol_end_to_end_against_a_hand_count(tmp_path):
     """Four images: two whose validation file's ReaL set holds the model's argmax (right under ReaL), each filed
     under another class (wrong under the original label), one whose set does not hold it, and file 1, which has no
     ReaL label (left out). By hand: ReaL top-1 2/3, original top-1 0/4."""
     model = save_tiny_vit(tmp_path / "tiny-vit-1k", num_labels=1000)
-    images = [_png(seed) for seed in range(4)]
+    images = [random_blocks_png(seed) for seed in range(4)]
     classifier = load_classifier(model)
     with torch.no_grad():
         logits = classifier(classifier.preprocess([Image.open(io.BytesIO(b)).convert("RGB") for b in images]))
