@@ -4,6 +4,9 @@
 - "paul-chen-occlusion-1k": the 1000 ImageNet validation paths of Paul & Chen's Cutout notebooks
   (sayakpaul/robustness-vit, analysis/masking/IMAGENET_VAL_PATHS_1k.pkl), in the pickle's order: a draw with
   replacement (numpy.random.choice), so 991 distinct images. One "val/<wnid>/<file name>" a line.
+- "robustbench-imagenet-c-5000": the 5,000 distinct ImageNet validation images RobustBench evaluates ImageNet-C on
+  (robustbench/helper_files/imagenet_test_image_ids.txt, MIT), in its order, gzipped. One "<wnid>/<file name>" a
+  line. `listed_samples` selects them in every corruption and severity cell of a local ImageNet-C folder.
 
 The lists were converted once from the authors' pickles by `read_pickled_names`, which reads a pickle's opcodes
 (`pickletools.genops`) and never runs it: nothing is imported, no callable is called. It accepts a plain list or
@@ -14,6 +17,7 @@ recognised by its exact structure; any other global, call or opcode is a ValueEr
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import pickletools
@@ -24,8 +28,13 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-IMAGE_LISTS = ("paul-chen-occlusion-1k",)
-_FILES = {"paul-chen-occlusion-1k": "paul-chen-occlusion-1k.txt"}
+import numpy as np
+
+IMAGE_LISTS = ("paul-chen-occlusion-1k", "robustbench-imagenet-c-5000")
+_FILES = {
+    "paul-chen-occlusion-1k": "paul-chen-occlusion-1k.txt",
+    "robustbench-imagenet-c-5000": "robustbench-imagenet-c-5000.txt.gz",
+}
 _ROW_ID = re.compile(r"(^|/)row-\d+$")
 
 # The only globals a numpy unicode array pickle names (numpy 1.x spells the module numpy.core, 2.x numpy._core).
@@ -216,7 +225,10 @@ def check_image_list(name: str) -> str:
 def image_list(name: str) -> tuple[str, ...]:
     """The entries of a shipped image list (`hf_vitrobust/assets/image_lists/`), in order, duplicates kept."""
     path = resources.files("hf_vitrobust") / "assets" / "image_lists" / _FILES[check_image_list(name)]
-    return tuple(path.read_text(encoding="utf-8").splitlines())
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    return tuple(data.decode("utf-8").splitlines())
 
 
 def file_name(entry: str) -> str:
@@ -288,6 +300,27 @@ def match_image_list(entries: Sequence[str], sample_ids: Sequence[str]) -> ListM
     )
 
 
+def listed_samples(entries: Sequence[str], sample_ids: Sequence[str]) -> np.ndarray:
+    """(N,) bool: which samples' file names a list names. Unlike `match_image_list` a file name may recur among
+    the samples: an ImageNet-C folder holds each listed image once per corruption and severity, and RobustBench
+    scores every cell on the same listed images (`robustbench.loaders.make_custom_dataset`).
+
+    Raises ValueError, before any image is read, when the samples carry no file names (Hub and parquet sources
+    number their rows) or when none of them is listed."""
+    names = frozenset(file_name(entry) for entry in entries)
+    ids = [str(s) for s in sample_ids]
+    if ids and all(_ROW_ID.search(s) for s in ids):
+        raise ValueError(
+            "Cannot select images by file name: this source names its samples by row number "
+            f"({ids[:3]}), as Hub and parquet sources do, so the original file names are not known. Use a local "
+            "copy of the release laid out in folders (e.g. ImageNet-C's <corruption>/<severity>/<wnid>/<file>)."
+        )
+    selected = np.fromiter((file_name(s) in names for s in ids), dtype=bool, count=len(ids))
+    if ids and not selected.any():
+        raise ValueError(f"None of the {len(names)} listed images is among the samples (first: {ids[:3]}).")
+    return selected
+
+
 __all__ = [
     "IMAGE_LISTS",
     "ListMatch",
@@ -295,6 +328,7 @@ __all__ = [
     "convert_pickled_list",
     "file_name",
     "image_list",
+    "listed_samples",
     "match_image_list",
     "read_pickled_names",
 ]

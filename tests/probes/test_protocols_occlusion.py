@@ -226,7 +226,7 @@ def numpy1_unicode_array_pickle(names: list[str]) -> bytes:
 
 def test_shipped_list_is_the_source_pickle():
     entries = list(image_list(LIST_NAME))
-    assert IMAGE_LISTS == (LIST_NAME,)
+    assert IMAGE_LISTS == (LIST_NAME, "robustbench-imagenet-c-5000")
     assert len(entries) == 1000 and len(set(entries)) == 991
     assert len({file_name(entry) for entry in entries}) == 991
     assert all(re.fullmatch(r"val/n\d{8}/ILSVRC2012_val_\d{8}\.JPEG", entry) for entry in entries)

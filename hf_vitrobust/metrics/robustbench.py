@@ -1,0 +1,78 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""RobustBench's ImageNet-C leaderboard columns: "corruptions" accuracy and its mCE against its own AlexNet.
+
+RobustBench (Croce et al. 2021, github.com/RobustBench/robustbench, MIT) scores ImageNet-C on its own 5,000
+validation images (`robustbench/helper_files/imagenet_test_image_ids.txt`, shipped here as the image list
+"robustbench-imagenet-c-5000"), 15 corruptions x severities 1-5, each image resized to 224 x 224
+(`eval.py`: "for corruptions ... we use only resizing to 224x224"). `eval.py`'s `corruptions_evaluation`:
+
+- corruptions accuracy = the plain mean of the 75 cell accuracies;
+- mCE = mean over corruptions c of mean over severities s of (1 - acc[c, s]) / mean_s (1 - acc_AlexNet[c, s]),
+  i.e. sum_s E / sum_s E_AlexNet as Hendrycks & Dietterich, but with AlexNet measured by RobustBench on the same
+  5,000 images (the "AlexNet" row of `model_info/imagenet/corruptions/unaggregated_results.csv`, shipped as
+  `robustbench_alexnet_imagenet_c_accuracies.csv`), not the paper's full-set AlexNet errors. Mixing the two (or
+  the subset with the full 50,000 images) gives numbers that do not line up (RobustBench issues #47, #73, #116).
+
+The leaderboard (`model_info/imagenet/corruptions/*.json`) reports both in percent: "corruptions_acc" and
+"corruptions_mce" (AlexNet itself: 21.12 and 100.0).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping
+from importlib import resources
+
+import numpy as np
+
+ROBUSTBENCH_ALEXNET_FILE = "robustbench_alexnet_imagenet_c_accuracies.csv"
+ROBUSTBENCH_SEVERITIES = (1, 2, 3, 4, 5)
+
+
+def _read_alexnet() -> dict[str, tuple[float, ...]]:
+    text = resources.files(__package__).joinpath(ROBUSTBENCH_ALEXNET_FILE).read_text(encoding="utf-8")
+    return {
+        row["corruption"]: tuple(float(row[str(s)]) for s in ROBUSTBENCH_SEVERITIES)
+        for row in csv.DictReader(text.splitlines())
+    }
+
+
+#: RobustBench's AlexNet top-1 accuracy (fraction) per corruption and severity 1-5, in its `CORRUPTIONS` order.
+ROBUSTBENCH_ALEXNET_ACCURACIES: dict[str, tuple[float, ...]] = _read_alexnet()
+#: RobustBench's 15 ImageNet-C corruptions (`robustbench.data.CORRUPTIONS`), in its order.
+ROBUSTBENCH_CORRUPTIONS: tuple[str, ...] = tuple(ROBUSTBENCH_ALEXNET_ACCURACIES)
+
+
+def robustbench_corruption_scores(accuracies: Mapping[tuple[str, int], float]) -> dict[str, float]:
+    """RobustBench's two leaderboard columns, in percent, from the top-1 accuracy (a fraction) of each of the
+    15 x 5 (corruption, severity) cells on its 5,000 images: {"corruptions_acc", "corruptions_mce"}.
+
+    Every cell is required (RobustBench evaluates all 75); a missing, extra or out-of-range cell is a ValueError,
+    since a partial mean would not line up with the leaderboard."""
+    expected = {(c, s) for c in ROBUSTBENCH_CORRUPTIONS for s in ROBUSTBENCH_SEVERITIES}
+    given = set(accuracies)
+    if given != expected:
+        missing = sorted(expected - given)
+        extra = sorted(given - expected, key=str)
+        raise ValueError(
+            "RobustBench's ImageNet-C scores need exactly its 15 corruptions x severities 1-5; "
+            f"missing {len(missing)} cells {missing[:3]}, unexpected {extra[:3]}."
+        )
+    model = np.array([[accuracies[(c, s)] for s in ROBUSTBENCH_SEVERITIES] for c in ROBUSTBENCH_CORRUPTIONS])
+    if not np.all((model >= 0.0) & (model <= 1.0)):
+        raise ValueError("RobustBench cell accuracies are fractions in [0, 1].")
+    alexnet = np.array([ROBUSTBENCH_ALEXNET_ACCURACIES[c] for c in ROBUSTBENCH_CORRUPTIONS])
+    corruption_errors = (1.0 - model).mean(axis=1) / (1.0 - alexnet).mean(axis=1)  # (15,)
+    return {
+        "corruptions_acc": 100.0 * float(model.mean()),
+        "corruptions_mce": 100.0 * float(corruption_errors.mean()),
+    }
+
+
+__all__ = [
+    "ROBUSTBENCH_ALEXNET_ACCURACIES",
+    "ROBUSTBENCH_ALEXNET_FILE",
+    "ROBUSTBENCH_CORRUPTIONS",
+    "ROBUSTBENCH_SEVERITIES",
+    "robustbench_corruption_scores",
+]

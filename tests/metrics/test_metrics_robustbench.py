@@ -1,0 +1,91 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""RobustBench's ImageNet-C leaderboard columns against its published numbers and its eval.py formula."""
+
+import numpy as np
+import pytest
+
+from hf_vitrobust.metrics.robustbench import (
+    ROBUSTBENCH_ALEXNET_ACCURACIES,
+    ROBUSTBENCH_CORRUPTIONS,
+    ROBUSTBENCH_SEVERITIES,
+    robustbench_corruption_scores,
+)
+
+# RobustBench's own rows of model_info/imagenet/corruptions/unaggregated_results.csv (commit 78fcc9e4), copied
+# here by hand so the shipped CSV is checked against the source, not against itself.
+ALEXNET_ROW = {
+    "shot_noise": (0.2944, 0.1598, 0.0726, 0.0196, 0.012),
+    "motion_blur": (0.4174, 0.295, 0.1794, 0.1022, 0.0698),
+}
+STANDARD_R50_ROW = {
+    "shot_noise": (0.5828, 0.4486, 0.2856, 0.1026, 0.0352),
+    "motion_blur": (0.636, 0.5342, 0.3754, 0.2158, 0.1452),
+    "snow": (0.5468, 0.312, 0.3494, 0.2344, 0.165),
+    "pixelate": (0.638, 0.6434, 0.4598, 0.293, 0.2088),
+    "gaussian_noise": (0.602, 0.4878, 0.3124, 0.1422, 0.0288),
+    "defocus_blur": (0.5914, 0.5154, 0.3808, 0.2752, 0.1824),
+    "brightness": (0.736, 0.7222, 0.6958, 0.6496, 0.5886),
+    "fog": (0.6092, 0.56, 0.4674, 0.4024, 0.236),
+    "zoom_blur": (0.5258, 0.4302, 0.356, 0.2844, 0.2194),
+    "frost": (0.6106, 0.4366, 0.3064, 0.2864, 0.2258),
+    "glass_blur": (0.5362, 0.3974, 0.1708, 0.1306, 0.1034),
+    "impulse_noise": (0.4854, 0.3862, 0.2904, 0.113, 0.0244),
+    "contrast": (0.6428, 0.5824, 0.466, 0.2098, 0.0542),
+    "jpeg_compression": (0.6644, 0.6234, 0.6004, 0.4786, 0.3254),
+    "elastic_transform": (0.6684, 0.4514, 0.5456, 0.4122, 0.1702),
+}
+
+
+def _cells(row):
+    return {(c, s): row[c][s - 1] for c in row for s in ROBUSTBENCH_SEVERITIES}
+
+
+def test_shipped_alexnet_numbers_are_robustbench_order_and_rows():
+    # robustbench.data.CORRUPTIONS, in its order.
+    assert tuple(STANDARD_R50_ROW) == ROBUSTBENCH_CORRUPTIONS
+    for name, row in ALEXNET_ROW.items():
+        assert ROBUSTBENCH_ALEXNET_ACCURACIES[name] == row
+
+
+@pytest.mark.parametrize(
+    "row, published_acc, published_mce",
+    [
+        # model_info/imagenet/corruptions/AlexNet.json and Standard_R50.json: corruptions_acc, corruptions_mce.
+        (ROBUSTBENCH_ALEXNET_ACCURACIES, 21.12, 100.0),
+        (STANDARD_R50_ROW, 39.48, 76.38),
+    ],
+)
+def test_leaderboard_columns_match_robustbench_published_numbers(row, published_acc, published_mce):
+    scores = robustbench_corruption_scores(_cells(row))
+    assert scores["corruptions_acc"] == pytest.approx(published_acc, abs=0.005)
+    assert scores["corruptions_mce"] == pytest.approx(published_mce, abs=0.005)
+
+
+def test_constructed_run_against_eval_py_loop():
+    rng = np.random.default_rng(0)
+    model = {c: tuple(rng.uniform(0.05, 0.9, 5)) for c in ROBUSTBENCH_CORRUPTIONS}
+    # eval.py's corruptions_evaluation, written again: per corruption, per-severity error over AlexNet's mean
+    # error, averaged over severities; then averaged over the 15 corruptions.
+    mce = 0.0
+    for c in ROBUSTBENCH_CORRUPTIONS:
+        alexnet_mean_error = sum(1 - a for a in ROBUSTBENCH_ALEXNET_ACCURACIES[c]) / 5
+        mce += sum((1 - m) / alexnet_mean_error for m in model[c]) / 5 / 15
+    accuracy = sum(sum(v) for v in model.values()) / 75
+    scores = robustbench_corruption_scores(_cells(model))
+    assert scores["corruptions_mce"] == pytest.approx(100 * mce, rel=1e-12)
+    assert scores["corruptions_acc"] == pytest.approx(100 * accuracy, rel=1e-12)
+    # A perfect model has no error at all.
+    perfect = robustbench_corruption_scores({k: 1.0 for k in _cells(model)})
+    assert perfect == {"corruptions_acc": 100.0, "corruptions_mce": 0.0}
+
+
+def test_partial_or_foreign_cells_are_refused():
+    cells = _cells(STANDARD_R50_ROW)
+    del cells[("fog", 3)]
+    with pytest.raises(ValueError, match=r"missing 1 cells \[\('fog', 3\)\]"):
+        robustbench_corruption_scores(cells)
+    cells = {**_cells(STANDARD_R50_ROW), ("speckle_noise", 1): 0.5}
+    with pytest.raises(ValueError, match="speckle_noise"):
+        robustbench_corruption_scores(cells)
+    with pytest.raises(ValueError, match="fractions"):
+        robustbench_corruption_scores({k: 100 * v for k, v in _cells(STANDARD_R50_ROW).items()})
