@@ -47,10 +47,16 @@ def row_interpolation(row: PublishedNumber) -> str | None:
     return None if interpolation in (None, "other") else interpolation
 
 
+#: The 8-bit resizes Paul & Chen's Cutout notebooks applied before the hole (`analysis.protocols`).
+_BEFORE_THE_HOLE = ("cv2-bilinear-uint8", "tf-bilinear-uint8")
+
+
 def _one_interpolation(rows: Iterable[PublishedNumber]) -> str | None:
     """The interpolation all `rows` name, or None where one names none or two differ; rows whose kernel is none of
-    this package's ("other": no choice can match them) are left out."""
-    named = {row.protocol_parts.get("interpolation") for row in rows} - {"other"}
+    this package's ("other": no choice can match them) are left out, and so are the Cutout notebooks' 8-bit resizes
+    before the hole (the holed images' own kernel, not how the model reads the benchmark: `reproduce` gives those
+    rows a leg of their own)."""
+    named = {row.protocol_parts.get("interpolation") for row in rows} - {"other", *_BEFORE_THE_HOLE}
     return next(iter(named)) if len(named) == 1 else None
 
 

@@ -77,7 +77,11 @@ INTERPOLATION_PROTOCOLS: dict[str, str] = {
     "model-own": "the preprocessing's own kernel (the model's, from its config), by PIL with antialiasing",
     "pil-bilinear": "PIL's antialiased bilinear whatever the model (torchvision Resize on PIL images)",
     "tf-bilinear": "TensorFlow 2's tf.image.resize bilinear: half-pixel centres, no antialiasing, float result",
+    "cv2-bilinear-uint8": "OpenCV's INTER_LINEAR resize of the uint8 image, rounded to 8 bits (albumentations' Resize)",
+    "tf-bilinear-uint8": "tf-bilinear of the uint8 image cast back to uint8, truncated (tf.cast(..., tf.uint8))",
 }
+#: `Preprocessing.quantize` -> the interpolation protocol of that 8-bit resize.
+_QUANTIZED_KERNELS = {"opencv": "cv2-bilinear-uint8", "truncate": "tf-bilinear-uint8"}
 #: The default of the interpolation part: the kernel every run before the part existed used.
 DEFAULT_INTERPOLATION = "model-own"
 CLASS_MASK_PROTOCOLS: dict[str, str] = {
@@ -191,10 +195,12 @@ def benchmark_protocol(
 
 def resize_kernel(preprocessing: Mapping[str, Any]) -> str:
     """The kernel a recorded preprocessing (`Preprocessing.to_dict()`, results.json's `models.<key>.preprocessing`)
-    resized with: "none" (crop only), "tf-bilinear" (antialias off) or "pil-<mode>" (PIL, antialiased). Records
-    written before `antialias` existed resized with PIL."""
+    resized with: "none" (crop only), "tf-bilinear" (antialias off), one of the 8-bit kernels (`quantize` set) or
+    "pil-<mode>" (PIL, antialiased). Records written before `antialias` existed resized with PIL."""
     if preprocessing.get("crop_only"):
         return "none"
+    if preprocessing.get("quantize") in _QUANTIZED_KERNELS:
+        return _QUANTIZED_KERNELS[preprocessing["quantize"]]
     if preprocessing.get("antialias") is False:
         return "tf-bilinear"
     return f"pil-{preprocessing.get('interpolation') or 'bilinear'}"

@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 
 #: The side and resize of the Hendrycks scripts' transform.
 _REFERENCE_RESIZE, _REFERENCE_CROP = 256, 224
+#: The interpolation protocols without antialiasing -> their `Preprocessing.quantize`.
+_BILINEAR_QUANTIZE = {"tf-bilinear": None, "cv2-bilinear-uint8": "opencv", "tf-bilinear-uint8": "truncate"}
 
 
 @dataclass(frozen=True)
@@ -73,13 +75,16 @@ def _native_resize(preprocessing: Preprocessing) -> Preprocessing:
 
 def with_interpolation(preprocessing: Preprocessing, interpolation: str) -> Preprocessing:
     """`preprocessing` resized with the kernel of the interpolation protocol `interpolation`: "model-own" keeps it,
-    "pil-bilinear" is PIL's antialiased bilinear, "tf-bilinear" TensorFlow's (`Preprocessing(antialias=False)`)."""
+    "pil-bilinear" is PIL's antialiased bilinear, "tf-bilinear" TensorFlow's (`Preprocessing(antialias=False)`), and
+    the 8-bit resizes of Paul & Chen's Cutout notebooks "cv2-bilinear-uint8" (OpenCV, rounded) and
+    "tf-bilinear-uint8" (TensorFlow's, truncated) (`Preprocessing.quantize`)."""
     if interpolation == "model-own":
         return preprocessing
     if interpolation == "pil-bilinear":
-        return replace(preprocessing, interpolation="bilinear", antialias=True)
-    if interpolation == "tf-bilinear":
-        return replace(preprocessing, interpolation="bilinear", antialias=False)
+        return replace(preprocessing, interpolation="bilinear", antialias=True, quantize=None)
+    if interpolation in _BILINEAR_QUANTIZE:
+        quantize = _BILINEAR_QUANTIZE[interpolation]
+        return replace(preprocessing, interpolation="bilinear", antialias=False, quantize=quantize)
     raise ValueError(
         f"Unknown interpolation protocol {interpolation!r}; known: {', '.join(INTERPOLATION_PROTOCOLS)}."
     )

@@ -80,6 +80,14 @@ def config_classifier(spec: str) -> Classifier:
         raise EvaluationError(f"Cannot plan model {spec!r}: {error}") from error
 
 
+#: `Preprocessing.quantize` -> its resize in words (antialias off).
+_NOT_ANTIALIASED = {
+    None: "not antialiased (TF bilinear)",
+    "opencv": "not antialiased (OpenCV's bilinear on 8 bits, rounded)",
+    "truncate": "not antialiased (TF bilinear, truncated to 8 bits)",
+}
+
+
 def describe_geometry(preprocessing: Preprocessing | dict[str, Any]) -> str:
     """A preprocessing in words: the resize, the crop, the interpolation, mean and std ("resize to 224x224 (aspect
     ratio not kept), no crop; bilinear, antialiased; mean (0.5, 0.5, 0.5), std (0.5, 0.5, 0.5)")."""
@@ -96,7 +104,7 @@ def describe_geometry(preprocessing: Preprocessing | dict[str, Any]) -> str:
         target = chosen.resize_target(height, width)
         how = f"crop_pct {chosen.crop_pct}" if chosen.crop_pct is not None else "resize_size"
         geometry = f"shorter side to {'x'.join(map(str, target))} ({how}), {crop}"
-    kernel = "antialiased" if chosen.antialias else "not antialiased (TF bilinear)"
+    kernel = "antialiased" if chosen.antialias else _NOT_ANTIALIASED[chosen.quantize]
     return f"{geometry}; {chosen.interpolation}, {kernel}; mean {chosen.mean}, std {chosen.std}"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from PIL import Image
 from torchvision.transforms.v2 import functional as TF
@@ -33,6 +34,8 @@ _INTERPOLATIONS = {mode.value: mode for mode in InterpolationMode}
 _SIXTEEN_BIT_MODES = frozenset({"I", "I;16", "I;16L", "I;16B", "I;16N"})
 _SIXTEEN_BIT_MAX = 65535.0
 _ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA"})
+#: How an 8-bit resize comes back to 8 bits (`Preprocessing.quantize`).
+QUANTIZE_MODES = ("opencv", "truncate")
 
 
 def _pair(value: int | Sequence[int], what: str) -> tuple[int, int]:
@@ -112,6 +115,24 @@ def tf_bilinear_resize(pixels: torch.Tensor, size: tuple[int, int]) -> torch.Ten
     return resized[0] if pixels.dim() == 3 else resized
 
 
+def uint8_resize(image: Image.Image, size: tuple[int, int], quantize: str) -> torch.Tensor:
+    """An 8-bit RGB image resized to `size` (height, width) and kept on 8 bits, as Paul & Chen's Cutout notebooks
+    resized before the hole -> float32 (3, H, W) in [0, 1], multiples of 1/255. "opencv": `cv2.resize(...,
+    INTER_LINEAR)` of the uint8 array itself (albumentations' `A.Resize`; OpenCV's fixed-point result, rounded).
+    "truncate": TensorFlow's bilinear (`tf_bilinear_resize`) of the 0-255 values, cast to uint8 by truncation
+    (`tf.cast(tf.image.resize(uint8_image, size), tf.uint8)`)."""
+    height, width = size
+    if quantize == "opencv":
+        import cv2
+
+        resized = cv2.resize(np.asarray(image), (width, height), interpolation=cv2.INTER_LINEAR)
+        return TF.to_dtype(torch.from_numpy(resized).permute(2, 0, 1), torch.float32, scale=True)
+    if quantize == "truncate":
+        resized = tf_bilinear_resize(TF.pil_to_tensor(image).float(), size)
+        return resized.clamp_(0.0, 255.0).trunc_() / 255.0
+    raise ValueError(f"quantize must be one of {QUANTIZE_MODES}, got {quantize!r}.")
+
+
 @dataclass(frozen=True)
 class Preprocessing:
     """How a model sees a PIL image: resize, center crop, then mean/std normalisation.
@@ -130,6 +151,10 @@ class Preprocessing:
         antialias: True (the default): PIL's resize, which low-pass filters when it shrinks (timm, transformers).
             False: TensorFlow's `tf.image.resize(..., method="bilinear")` as Paul & Chen's notebooks ran it: half-pixel
             centres, no antialiasing, the float result not rounded to 8 bits (`tf_bilinear_resize`); bilinear only.
+        quantize: None (the default): the resize's float result. With antialias=False, how an 8-bit image is resized
+            and kept on 8 bits, as Paul & Chen's Cutout notebooks did before the hole (`uint8_resize`): "opencv"
+            (OpenCV's INTER_LINEAR on the uint8 array, rounded: albumentations' Resize, CutOut_ViT) or "truncate"
+            (TensorFlow's bilinear cast to uint8, truncated: CutOut_BiT). 8-bit images only.
         mean, std: per-channel normalisation of pixels in [0, 1], applied inside `Classifier.forward`.
 
     Image modes: 8-bit modes (1, L, P, RGB, CMYK, YCbCr, ...) convert to RGB and scale by 1/255. Alpha
@@ -148,6 +173,7 @@ class Preprocessing:
     std: tuple[float, float, float] = IMAGENET_DEFAULT_STD
     crop_only: bool = False
     antialias: bool = True
+    quantize: str | None = None
 
     def __post_init__(self) -> None:
         input_size = _pair(self.input_size, "input_size")
@@ -178,6 +204,14 @@ class Preprocessing:
                 f"antialias=False is TensorFlow's bilinear resize; it takes interpolation 'bilinear', "
                 f"not {self.interpolation!r}."
             )
+        if self.quantize is not None:
+            if self.quantize not in QUANTIZE_MODES:
+                raise ValueError(f"quantize must be None or one of {QUANTIZE_MODES}, got {self.quantize!r}.")
+            if self.antialias or self.crop_only:
+                raise ValueError(
+                    f"quantize={self.quantize!r} is a bilinear resize without antialiasing: it takes "
+                    "antialias=False and a resize (not crop_only)."
+                )
         for what in ("mean", "std"):
             values = tuple(float(v) for v in getattr(self, what))
             if len(values) != 3:
@@ -210,7 +244,15 @@ class Preprocessing:
         converted, scale = _to_rgb_or_float(image)
         target = self.resize_target(converted.height, converted.width)
         if not self.crop_only and not self.antialias:
-            pixels = tf_bilinear_resize(_pixels(converted, scale), _output_size(target, converted))
+            size = _output_size(target, converted)
+            if self.quantize is None:
+                pixels = tf_bilinear_resize(_pixels(converted, scale), size)
+            elif scale is None:
+                pixels = uint8_resize(converted, size, self.quantize)
+            else:
+                raise ValueError(
+                    f"quantize={self.quantize!r} resizes 8-bit images; this one is mode {image.mode!r}."
+                )
             return TF.center_crop(pixels, list(self.input_size))
         resized = (
             converted
@@ -333,4 +375,11 @@ def _size_field(size: Any, key: str) -> int | None:
     return None if value is None else int(value)
 
 
-__all__ = ["IMAGENET_DEFAULT_MEAN", "IMAGENET_DEFAULT_STD", "Preprocessing", "tf_bilinear_resize"]
+__all__ = [
+    "IMAGENET_DEFAULT_MEAN",
+    "IMAGENET_DEFAULT_STD",
+    "QUANTIZE_MODES",
+    "Preprocessing",
+    "tf_bilinear_resize",
+    "uint8_resize",
+]

@@ -109,7 +109,8 @@ def test_the_table_names_each_notebooks_kernel():
     resizing = [row for row in rows if row.protocol_parts.get("preprocessing") not in (None, "as-released")]
     assert resizing and all(kernels[row.row_id] for row in resizing)
     # vit_jax's input pipeline and the BiT-M notebooks: tf.image.resize; CutOut_ViT's clean images and PGD_ViT:
-    # torchvision on PIL; the holed occlusion images were resized to 8 bits (albumentations / a uint8 cast): other.
+    # torchvision on PIL; the holed occlusion images were resized to 8 bits before the hole: CutOut_ViT with
+    # albumentations' Resize (OpenCV, rounded), CutOut_BiT with tf.image.resize cast to uint8 (truncated).
     assert (
         kernels["paul-chen/imagenet-a/top1/vit-l16"]
         == kernels["paul-chen/imagenet-o/aupr/bit-m-r101x3"]
@@ -117,7 +118,10 @@ def test_the_table_names_each_notebooks_kernel():
     )
     assert kernels["paul-chen/occlusion/top1/vit-l16-224/ratio-0"] == "pil-bilinear"
     assert kernels["paul-chen/occlusion/top1/bit-m-r101x3/ratio-0"] == "tf-bilinear"
-    assert kernels["paul-chen/occlusion/top1/vit-l16-224/ratio-0.5"] == "other"
+    for ratio in ("0.05", "0.1", "0.2", "0.5"):
+        assert kernels[f"paul-chen/occlusion/top1/vit-l16-224/ratio-{ratio}"] == "cv2-bilinear-uint8"
+        assert kernels[f"paul-chen/occlusion/top1/bit-m-r101x3/ratio-{ratio}"] == "tf-bilinear-uint8"
+    assert "other" not in kernels.values()
     assert kernels["paul-chen/pgd/fooled/vit-l16-224"] == "pil-bilinear"
 
 
@@ -129,7 +133,69 @@ def test_the_paul_chen_pairing_carries_the_kernel():
     assert bit["imagenet-a"].why.endswith("; resized with tf-bilinear")
     vit_384 = model_pairing("paul-chen", SPEC, {})
     assert vit_384["imagenet-a"].interpolation == "tf-bilinear"
-    # ViT-L/16 at 224 on imagenet-val: PIL for the clean and PGD images (the holed ones, resized to 8 bits, match
-    # no kernel of ours and are left out).
+    # ViT-L/16 at 224 on imagenet-val: PIL for the clean and PGD images (the holed ones' 8-bit resize is theirs
+    # only, left out of the pairing: `reproduce` gives them a leg of their own).
     vit_224 = model_pairing("paul-chen", "google/vit-large-patch16-224", {})
     assert vit_224["imagenet-val"].interpolation == "pil-bilinear"
+
+
+def _occlusion_model(folder, spec: str, applied: str, kernel: str, correct: int) -> RunModel:
+    """A run of the occlusion probe on the published list, `correct` of its 1,000 entries right at ratio 0.05."""
+    probe = {
+        "ratios": [0.0, 0.05],
+        "accuracy": [0.9, correct / 1000],
+        "num_correct": [900, correct],
+        "num_samples": 1000,
+        "num_images": 1000,
+        "hole": "albumentations-1",
+        "image_list": {"name": "paul-chen-occlusion-1k"},
+        "benchmark": "imagenet-val",
+        "params": {"hole": "albumentations-1", "image_list": "paul-chen-occlusion-1k"},
+    }
+    frame = accuracy_frame(np.arange(1000) < 900)
+    model = Model(
+        spec,
+        {"imagenet-val": frame},
+        probes={"occlusion": probe},
+        applied={"imagenet-val": applied},
+        kernels={"imagenet-val": kernel},
+    )
+    result = merge_results(load_results([write_run(folder, [model])]))[0]
+    return RunModel(result, result["models"][0]["key"])
+
+
+@pytest.mark.parametrize(
+    ("row_id", "applied", "kernel", "other"),
+    [
+        (
+            "paul-chen/occlusion/top1/vit-l16-224/ratio-0.05",
+            "native-resize",
+            "cv2-bilinear-uint8",
+            "pil-bilinear",
+        ),
+        (
+            "paul-chen/occlusion/top1/bit-m-r101x3/ratio-0.05",
+            "squash-224",
+            "tf-bilinear-uint8",
+            "tf-bilinear",
+        ),
+    ],
+)
+def test_a_holed_occlusion_row_compares_only_under_its_8_bit_kernel(tmp_path, row_id, applied, kernel, other):
+    """The shipped rows (823 and 760 of the 1,000 listed entries): a run that resized with the row's 8-bit kernel
+    compares; one with the clean images' kernel is another protocol."""
+    [row] = [row for row in published_numbers("paul-chen") if row.row_id == row_id]
+    published = round(row.value * 10)  # per cent of 1,000 entries
+    same = compare_published(
+        row, _occlusion_model(tmp_path / "same", row.model_id, applied, kernel, published), SETTINGS
+    )
+    assert (same.verdict, same.reasons) == ("equal", ())
+    near = compare_published(
+        row, _occlusion_model(tmp_path / "near", row.model_id, applied, kernel, published - 3), SETTINGS
+    )
+    assert near.verdict == "outside by 3 images" and near.counts.ours == published - 3
+    clean = compare_published(
+        row, _occlusion_model(tmp_path / "clean", row.model_id, applied, other, published), SETTINGS
+    )
+    assert clean.verdict == "not comparable"
+    assert clean.reasons == (("other protocol", f"interpolation {kernel} published, {other} here"),)

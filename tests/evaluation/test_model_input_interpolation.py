@@ -6,6 +6,7 @@ results.json without changing the default task ids."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 import torch
@@ -16,7 +17,7 @@ from torch import nn
 from hf_vitrobust.analysis.pairings import Pairing
 from hf_vitrobust.data import get_benchmark
 from hf_vitrobust.evaluation.config import EvaluationConfig
-from hf_vitrobust.evaluation.model_input import model_input
+from hf_vitrobust.evaluation.model_input import model_input, with_interpolation
 from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.evaluation.store import resume_refusal
 from hf_vitrobust.hub.eval_results import recorded_protocol, task_id
@@ -137,3 +138,68 @@ def test_a_run_folder_from_before_the_part_resumes_under_the_default(tmp_path):
     other = {"protocols": {"imagenet-val": {"preprocessing": "model-native", "interpolation": "tf-bilinear"}}}
     refusal = resume_refusal(tmp_path, previous, other, True, 2)
     assert refusal is not None and "tf-bilinear" in refusal
+
+
+def eight_bit(pixels: torch.Tensor) -> torch.Tensor:
+    """Pixels in [0, 1] that must lie on the 8-bit grid -> their uint8 values (3, H, W) -> (H, W, 3)."""
+    values = pixels * 255.0
+    assert (values - values.round()).abs().max() < 1e-4
+    return values.round().to(torch.uint8).permute(1, 2, 0)
+
+
+def test_cv2_bilinear_uint8_is_opencvs_resize_of_the_uint8_array():
+    """albumentations' Resize (CutOut_ViT): cv2.resize with INTER_LINEAR on the HWC uint8 array, the result 8-bit;
+    at half the size and at a ratio that is no integer."""
+    chosen = model_input(IMAGENET_A, "native-resize", bicubic_cnn(), interpolation="cv2-bilinear-uint8")
+    assert (chosen.interpolation, chosen.kernel) == ("cv2-bilinear-uint8", "cv2-bilinear-uint8")
+    array = np.asarray(image())
+    reference = cv2.resize(array, (SIDE, SIDE), interpolation=cv2.INTER_LINEAR)
+    pixels = chosen.classifier.preprocessing.image_to_tensor(image())
+    assert torch.equal(eight_bit(pixels), torch.from_numpy(reference))
+    odd = np.random.default_rng(1).integers(0, 256, (13, 11, 3), dtype=np.uint8)
+    squash = Preprocessing(input_size=(5, 7), resize_size=(5, 7), interpolation="bilinear")
+    resized = with_interpolation(squash, "cv2-bilinear-uint8").image_to_tensor(Image.fromarray(odd))
+    expected = cv2.resize(odd, (7, 5), interpolation=cv2.INTER_LINEAR)
+    assert torch.equal(eight_bit(resized), torch.from_numpy(expected))
+
+
+def test_tf_bilinear_uint8_truncates_the_tf_kernel():
+    """CutOut_BiT: tf.cast(tf.image.resize(uint8_image, size), tf.uint8). 4x4 -> 2x2 by hand: each output pixel is
+    the mean of a 2x2 block (as `tf_reference`); the block 10, 11, 11, 11 gives 10.75, cast to 10 (rounding: 11)."""
+    channel = np.array(
+        [[10, 11, 200, 201], [11, 11, 201, 201], [0, 1, 255, 254], [2, 2, 254, 254]], dtype=np.uint8
+    )
+    block_means = np.array([[10.75, 200.75], [1.25, 254.25]])
+    picture = Image.fromarray(np.repeat(channel[:, :, None], 3, axis=2))
+    squash = Preprocessing(input_size=2, resize_size=(2, 2), interpolation="bilinear")
+    truncated = with_interpolation(squash, "tf-bilinear-uint8")
+    assert (truncated.antialias, truncated.quantize) == (False, "truncate")
+    expected = np.array([[10, 200], [1, 254]], dtype=np.uint8)
+    assert np.array_equal(np.floor(block_means), expected)
+    assert torch.equal(
+        eight_bit(truncated.image_to_tensor(picture)), torch.from_numpy(np.repeat(expected[:, :, None], 3, 2))
+    )
+    # The float kernel of the same image keeps the fractions; the larger image: every pixel floor(255 * mean) / 255.
+    float_pixels = with_interpolation(truncated, "tf-bilinear").image_to_tensor(picture) * 255.0
+    torch.testing.assert_close(float_pixels[0].double(), torch.from_numpy(block_means), atol=1e-4, rtol=0)
+    chosen = model_input(IMAGENET_A, "native-resize", bicubic_cnn(), interpolation="tf-bilinear-uint8")
+    assert chosen.kernel == "tf-bilinear-uint8"
+    pixels = chosen.classifier.preprocessing.image_to_tensor(image())
+    means = np.asarray(image(), dtype=np.float64).reshape(SIDE, 2, SIDE, 2, 3).mean(axis=(1, 3))  # quarters
+    assert torch.equal(eight_bit(pixels), torch.from_numpy(np.floor(means).astype(np.uint8)))
+
+
+def test_the_8_bit_kernels_take_a_bilinear_resize_without_antialiasing_of_8_bit_images():
+    with pytest.raises(ValueError, match="quantize must be None or one of"):
+        Preprocessing(interpolation="bilinear", antialias=False, quantize="round")
+    with pytest.raises(ValueError, match="takes antialias=False"):
+        Preprocessing(interpolation="bilinear", quantize="opencv")
+    quantized = Preprocessing(input_size=2, resize_size=(2, 2), interpolation="bilinear", antialias=False)
+    opencv = with_interpolation(quantized, "cv2-bilinear-uint8")
+    assert Preprocessing(**opencv.to_dict()) == opencv and opencv.to_dict()["quantize"] == "opencv"
+    sixteen_bit = Image.fromarray(np.full((4, 4), 1000, dtype=np.uint16))
+    with pytest.raises(ValueError, match="resizes 8-bit images"):
+        opencv.image_to_tensor(sixteen_bit)
+    # Back to a float kernel, the 8-bit resize goes too.
+    assert with_interpolation(opencv, "tf-bilinear").quantize is None
+    assert with_interpolation(opencv, "pil-bilinear").quantize is None

@@ -25,13 +25,13 @@ def _legs(plan):
 
 def test_the_plan_runs_each_number_with_its_checkpoint_and_protocol(tmp_path):
     plan = plan_reproduction("paul-chen", "vit-l16/bit-m-r101x3", data={"imagenet-val": str(tmp_path)})
-    legs = _legs(plan)
-    assert set(legs) == {
+    vit384, vit224, vit224_holed, bit, bit_holed = plan.legs
+    assert set(_legs(plan)) == {
         "google/vit-large-patch16-384",
         "google/vit-large-patch16-224",
         "timm/resnetv2_101x3_bit.goog_in21k_ft_in1k",
     }
-    vit384, vit224, bit = legs.values()
+    assert (vit224_holed.spec, bit_holed.spec) == (vit224.spec, bit.spec)
     # ImageNet-A/R/O of the vit_jax 384-pixel checkpoint, squashed to its size; the BiT-M at 224 (TF-Hub).
     # Both with TensorFlow's bilinear resize (vit_jax's input pipeline, tf.image.resize).
     squash = {"preprocessing": "native-resize", "interpolation": "tf-bilinear"}
@@ -42,6 +42,24 @@ def test_the_plan_runs_each_number_with_its_checkpoint_and_protocol(tmp_path):
     assert vit224.benchmarks["imagenet-9"] == {"preprocessing": "as-released"}
     assert vit224.probes["occlusion"] == {"hole": "albumentations-1", "image_list": "paul-chen-occlusion-1k"}
     assert vit224.probes["pgd"]["record"] == "paul-chen-notebook" and vit224.probes["pgd"]["eps"] == 0.001
+    # The holed occlusion images were resized to 8 bits before the hole, each notebook its own way (CutOut_ViT cell 6:
+    # albumentations' Resize, OpenCV; CutOut_BiT cell 4: tf.image.resize cast to uint8): a leg each, occlusion only.
+    for holed, kernel, preprocessing in (
+        (vit224_holed, "cv2-bilinear-uint8", "native-resize"),
+        (bit_holed, "tf-bilinear-uint8", "squash-224"),
+    ):
+        assert holed.benchmarks == {"imagenet-val": {"preprocessing": preprocessing, "interpolation": kernel}}
+        assert holed.probes == {
+            "occlusion": {"hole": "albumentations-1", "image_list": "paul-chen-occlusion-1k"}
+        }
+        assert sorted(holed.rows) == sorted(
+            r.row_id
+            for r in published_numbers("paul-chen")
+            if r.benchmark == "occlusion"
+            and r.model_key == holed.members[0].model_key
+            and r.protocol_parts["interpolation"] == kernel
+        )
+        assert len(holed.rows) == 4
     # The BiT notebook's unprojected attack, with its own lr (1e-3 on [0, 1] pixels), for the BiT rows.
     assert bit.probes["pgd"]["record"] == "paul-chen-bit-notebook" and bit.probes["pgd"]["step_size"] == 0.001
     # Every published number of both models is served by exactly one leg.
@@ -100,8 +118,9 @@ def test_the_offline_default_marks_every_number_not_comparable_and_writes_the_se
     record = json.loads((output / "reproduction.json").read_text())
     # The builtin model stands in for both members: one leg for both, and one for the BiT-M's other preprocessing
     # (its notebooks squash the occlusion and PGD images to 224 with tf.image.resize; CutOut_ViT and PGD_ViT resized
-    # with torchvision, PIL's antialiased bilinear).
-    leg, bit_leg = record["plan"]["legs"]
+    # with torchvision, PIL's antialiased bilinear); and one per member for the holed occlusion images, which the
+    # Cutout notebooks resized to 8 bits (CutOut_ViT with OpenCV, CutOut_BiT with tf.image.resize truncated).
+    leg, vit_holed, bit_leg, bit_holed = record["plan"]["legs"]
     assert leg["spec"] == bit_leg["spec"] == "builtin:efficientnet_lite0"
     assert [m["role"] for m in leg["members"]] == ["vit", "cnn"]
     assert leg["benchmarks"]["imagenet-val"] == {
@@ -112,6 +131,19 @@ def test_the_offline_default_marks_every_number_not_comparable_and_writes_the_se
     assert bit_leg["benchmarks"] == {
         "imagenet-val": {"preprocessing": "squash-224", "interpolation": "tf-bilinear"}
     }
+    # (The BiT-M's ImageNet-A/R/O rows, squashed where the ViT's are not, fit the first leg without a conflict: the
+    # ViT's holed one. Offline they are left out.)
+    for holed, roles, kernel, preprocessing in (
+        (vit_holed, ["vit", "cnn"], "cv2-bilinear-uint8", "native-resize"),
+        (bit_holed, ["cnn"], "tf-bilinear-uint8", "squash-224"),
+    ):
+        assert [m["role"] for m in holed["members"]] == roles
+        assert holed["benchmarks"] == {
+            "imagenet-val": {"preprocessing": preprocessing, "interpolation": kernel}
+        }
+        assert set(holed["probes"]) == {"occlusion"}
+        holed_rows = [row for row in holed["rows"] if "/occlusion/" in row]
+        assert len(holed_rows) == 4 and not any(row.endswith("ratio-0") for row in holed_rows)
     assert set(record["plan"]["left_out"]) >= {"imagenet-a", "imagenet-r", "imagenet-o"}
     wanted = {r.row_id for r in published_numbers("paul-chen") if r.model_key in ("vit-l16", "bit-m-r101x3")}
     assert {e["row_id"] for e in record["published"]} == wanted
@@ -127,9 +159,8 @@ def test_the_offline_default_marks_every_number_not_comparable_and_writes_the_se
     for entry in occlusion:  # the photos are no ImageNet images, and the image list could not be matched
         details = " ".join(r["detail"] for r in entry["reasons"])
         assert "bundled demo photos" in details and "image_list paul-chen-occlusion-1k published" in details
-        # each read from the leg that ran its preprocessing and kernel
-        # (the holed images' 8-bit resize is no kernel of this package: "theirs is none of this package's")
-        assert "preprocessing" not in details and "-bilinear published" not in details
+        # each read from the leg that ran its preprocessing and kernel (the holed images' 8-bit resize included)
+        assert "preprocessing" not in details and "interpolation" not in details
     # The findings were checked with the stand-in on both sides: every difference is 0, none resolved.
     [group] = record["findings"]
     checks = {c["finding"]: c for c in group["checks"]}
@@ -140,7 +171,7 @@ def test_the_offline_default_marks_every_number_not_comparable_and_writes_the_se
     assert "## Published vs ours" in report and "## Findings" in report
     assert "builtin:efficientnet_lite0 stands in for" in report
     # The leg's results.json records what its model stands for, so `vitrobust report` shows the same sections.
-    folders = [output / "legs" / leg["name"], output / "legs" / bit_leg["name"]]
+    folders = [output / "legs" / each["name"] for each in record["plan"]["legs"]]
     results = load_results(folders)
     assert {r["reproduction"]["pair"] for r in results} == {"vit-l16/bit-m-r101x3"}
     again = published_comparisons(merge_results(results))
