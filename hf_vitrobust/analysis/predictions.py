@@ -125,7 +125,8 @@ def prediction_rows(
     if subset is not None and last.shape[-1] == 1000:
         indices = torch.as_tensor(subset.class_indices, dtype=torch.int64)
         sub_logits = last[:, indices]
-        columns["subset_prediction"] = indices[sub_logits.argmax(dim=-1)].tolist()
+        # ObjectNet: the argmax over its 125 classes, named by its group (= the argmax of the group maxima)
+        columns["subset_prediction"] = subset.group_of[indices[sub_logits.argmax(dim=-1)]].tolist()
         if benchmark.task == "ood":
             # Hendrycks et al. (2021): anomaly score = -max softmax over ImageNet-O's 200 classes.
             columns["ood_score"] = (-sub_logits.softmax(dim=-1).max(dim=-1).values).tolist()

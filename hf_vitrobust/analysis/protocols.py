@@ -123,7 +123,11 @@ _CHOICES = {
 def protocol_parts(benchmark: Benchmark) -> tuple[str, ...]:
     """The protocol parts that apply to `benchmark`."""
     parts = ["preprocessing", "interpolation"]
-    if benchmark.class_subset is not None and benchmark.task == "classification":
+    if (
+        benchmark.class_subset is not None
+        and not benchmark.class_subset.groups
+        and benchmark.task == "classification"
+    ):
         parts.append("class_mask")
     if benchmark.alexnet_baseline:
         parts.append("mce")
@@ -156,6 +160,13 @@ def check_protocol(benchmark: Benchmark, protocol: Mapping[str, Any], where: str
     parts = protocol_parts(benchmark)
     checked = {}
     for part, value in protocol.items():
+        if part == "class_mask" and benchmark.class_subset is not None and benchmark.class_subset.groups:
+            raise ValueError(
+                f"{where}: {benchmark.name} has no class_mask choice: it is scored only with each logit pooled (max) "
+                f"over the ImageNet classes of each of its {len(benchmark.class_subset.groups)} classes (ObjectNet's "
+                "mapping, as the imagenet-testbed scores it). A 1000-way argmax is not its protocol (a naive mapping "
+                "gives 0.3 %, objectnet-template-pytorch #13)."
+            )
         if part not in parts:
             hint = did_you_mean(part, parts)
             raise ValueError(

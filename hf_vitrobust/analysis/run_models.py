@@ -216,6 +216,15 @@ def _topk_correct(
 ) -> np.ndarray:
     """Whether each row's top-1 (top-5) prediction is its label, over all classes or under the 200-class mask."""
     labels = frame["label"].to_numpy()
+    if (
+        benchmark.class_subset is not None and benchmark.class_subset.groups
+    ):  # ObjectNet: right within the group
+        if metric == "top-5 %":
+            raise LookupError(
+                f"{benchmark.name} has no top-5: its protocol (imagenet-testbed) reports top-1 only"
+            )
+        group_of = benchmark.class_subset.group_of.numpy()
+        return group_of[frame["subset_prediction"].to_numpy()] == group_of[labels]
     masked = benchmark.class_subset is not None and class_mask == "hendrycks-200"
     if metric == "top-5 %":
         if not masked:

@@ -177,6 +177,12 @@ def accuracy_headlines(
     labels = labelled["label"].to_numpy()
     ids = labelled["sample_id"].to_numpy()
     out: dict[str, Estimator] = {}
+    if (
+        benchmark.class_subset is not None and benchmark.class_subset.groups
+    ):  # ObjectNet: right within the group
+        group_of = benchmark.class_subset.group_of.numpy()
+        correct = group_of[labelled["subset_prediction"].to_numpy()] == group_of[labels]
+        return {headline_name(benchmark.name, TOP1): accuracy_estimator(correct, ids)}
     if benchmark.class_subset is not None:
         chosen = protocol.get("class_mask", "hendrycks-200")
         column = "subset_prediction" if chosen == "hendrycks-200" else "prediction"

@@ -33,6 +33,7 @@ from .class_lists import ClassSubset, imagenet_a_classes, imagenet_o_classes, im
 from .hub_labels import CIFAR10_CLASSES, CIFAR100_CLASSES
 from .hub_schemas import HUB_SCHEMAS, HubSchema, hub_schemas_for
 from .imagenet_v2 import IMAGENET_V2_VARIANTS
+from .objectnet import objectnet_class_subset
 from .samples import SchemaError, Source
 
 TASKS = ("classification", "ood", "sequence", "background")
@@ -430,6 +431,18 @@ for _benchmark in (
         one_variant=True,
         folder_layout="imagenet_v2",
         folder_labels="index",
+    ),
+    _imagenet(
+        "objectnet",
+        "ObjectNet's 113 classes that overlap ImageNet (of 313; 50,273 images by FLYP #7's count), each scored by "
+        "its maximum logit over its ImageNet classes (ObjectNet's mapping, the imagenet-testbed's protocol); top-1 "
+        "only; the images' border removed. Licence: evaluation only, no training.",
+        "Barbu et al., ObjectNet: A large-scale bias-controlled dataset for pushing the limits of object "
+        "recognition models, NeurIPS 2019",
+        task="classification",
+        kind="clean",
+        class_subset=objectnet_class_subset(),
+        folder_layout="objectnet",
     ),
     Benchmark(
         name="cifar10-c",

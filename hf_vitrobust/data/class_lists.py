@@ -33,10 +33,23 @@ class ClassSubset:
 
     `class_indices[k]` is the ImageNet-1k index of the subset's class k: position k is how the 200-class
     releases (and 200-way heads) number their classes, since their folders sort in the same wnid order.
+    `groups`, where given (ObjectNet), partitions the wnids into the classes the benchmark scores: a prediction is
+    right when it falls in the group of its label (the maximum logit over each group, `data.objectnet`).
     """
 
     name: str
     wnids: tuple[str, ...]
+    groups: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def group_of(self) -> torch.Tensor:
+        """An int64 (1000,) tensor: the smallest ImageNet-1k index of each class's group (itself without groups)."""
+        to_index = imagenet_wnid_to_index()
+        group_of = torch.arange(IMAGENET_NUM_CLASSES)
+        for group in self.groups:
+            indices = [to_index[wnid] for wnid in group]
+            group_of[indices] = min(indices)
+        return group_of
 
     @property
     def class_indices(self) -> tuple[int, ...]:

@@ -31,6 +31,7 @@ from .hub_parquet import ParquetSource, _match_path_or_parent
 from .hub_schemas import HubSchema, get_hub_schema, match_schema
 from .imagenet_v2 import imagenet_v2_source
 from .local import ImageFolderSource
+from .objectnet import ObjectNetSource
 from .samples import NO_LABEL, RawSample, SchemaError, Source
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -213,6 +214,8 @@ def resolve_source(
     bench.check_source(spec)
     if bench.folder_layout == "imagenet_v2":
         return imagenet_v2_source(spec, variants[0] if variants else None)
+    if bench.folder_layout == "objectnet":
+        return ObjectNetSource(spec)
     if spec.startswith("generated:"):
         from .generated import GeneratedCorruptionSource, GeneratedPerturbationSource
 

@@ -34,6 +34,7 @@ EXPECTED = {
     "imagenet-9": 9,
     "imagenet-sketch": 1000,
     "imagenet-v2": 1000,
+    "objectnet": 1000,
     "cifar10-c": 10,
     "cifar100-c": 100,
     "cifar10": 10,
@@ -54,13 +55,16 @@ def test_benchmark_entry_is_consistent(name):
     assert benchmark.num_classes == EXPECTED[name] == len(benchmark.class_names)
     if name in ("imagenet-a", "imagenet-r", "imagenet-o"):
         assert len(benchmark.class_subset) == 200 and int(benchmark.class_subset.mask.sum()) == 200
+    elif name == "objectnet":  # 113 ObjectNet classes over 125 ImageNet classes, no two sharing one
+        groups = benchmark.class_subset.groups
+        assert len(groups) == 113 and sum(map(len, groups)) == len(benchmark.class_subset) == 125
     else:
         assert benchmark.class_subset is None
     for repo in benchmark.hub_sources:
         matched = match_schema(repo)
         # The training sets read the Hub copies (and schemas) of their evaluation sets, at split "train".
         assert matched is not None and matched.schema.benchmark == (benchmark.hub_schemas_from or name), repo
-    if name in ("imagenet-p", "imagenet-9", "imagenet-v2"):
+    if name in ("imagenet-p", "imagenet-9", "imagenet-v2", "objectnet"):
         # No streaming Hub copy: the release folder (or, for ImageNet-V2, a downloaded Hub copy) must be given.
         assert benchmark.default_source is None
     elif name in ("cifar10-c", "cifar100-c"):
