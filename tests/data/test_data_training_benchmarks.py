@@ -16,6 +16,7 @@ import pytest
 import torch
 import yaml
 from PIL import Image as PILImage
+from probe_models import save_vit_folder, tiny_vit_model
 
 from hf_vitrobust.analysis.protocols import default_protocol
 from hf_vitrobust.data import (
@@ -228,20 +229,7 @@ def test_a_suite_names_the_training_sets_and_refuses_their_other_splits():
 
 
 def _tiny_vit_1k(folder: Path) -> Path:
-    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
-
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=8,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=1000,
-    )
-    ViTForImageClassification(config).save_pretrained(folder)
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    save_vit_folder(folder, tiny_vit_model(patch_size=8))
     return folder
 
 

@@ -21,6 +21,7 @@ import pytest
 import torch
 import yaml
 from PIL import Image
+from probe_models import save_vit_folder, tiny_vit_model
 from sklearn.metrics import average_precision_score
 
 from hf_vitrobust.data import (
@@ -47,23 +48,10 @@ def _png(colours: np.ndarray, size: int = 6) -> bytes:
 
 
 def _tiny_vit(folder: Path, num_labels: int, seed: int) -> Path:
-    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
-
-    torch.manual_seed(seed)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=8,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=num_labels,
-    )
-    model = ViTForImageClassification(config)
+    model = tiny_vit_model(patch_size=8, num_labels=num_labels, seed=seed)
     with torch.no_grad():
         model.classifier.weight.mul_(20.0)  # spread the logits: more distinct argmaxes over the palette
-    model.save_pretrained(folder)
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    save_vit_folder(folder, model)
     return folder
 
 

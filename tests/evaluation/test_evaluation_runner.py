@@ -17,6 +17,7 @@ import torch
 import yaml
 from launch import accelerate_launch, assert_intervals_identical, assert_results_close, cpu_environment
 from PIL import Image
+from probe_models import save_tiny_vit
 
 from hf_vitrobust.cli import main as cli_main
 from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
@@ -341,17 +342,10 @@ def test_errors_come_before_any_work(tmp_path, suite_file):
 
 
 def test_label_space_mismatch_is_refused_before_work(tmp_path, suite_file):
-    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
-
-    folder = tmp_path / "ten-classes"
-    config = ViTConfig(
-        image_size=32, patch_size=8, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, num_labels=10
-    )
-    ViTForImageClassification(config).save_pretrained(folder)
-    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    folder = save_tiny_vit(tmp_path / "ten-classes", num_labels=10)
     output = tmp_path / "never"
     with pytest.raises(EvaluationError, match=r"10 classes.*imagenet-1k"):
-        evaluate(EvaluationConfig(models=[str(folder)], suite=str(suite_file), output=output, progress=False))
+        evaluate(EvaluationConfig(models=[folder], suite=str(suite_file), output=output, progress=False))
     assert not output.exists()
 
 

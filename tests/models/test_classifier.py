@@ -10,6 +10,7 @@ import skimage.data
 import timm
 import torch
 from PIL import Image
+from probe_models import save_vit_folder, tiny_vit_model
 from timm.data import create_transform, resolve_data_config
 from torch import nn
 from transformers import (
@@ -18,7 +19,6 @@ from transformers import (
     DeiTImageProcessor,
     ResNetConfig,
     ResNetForImageClassification,
-    ViTConfig,
     ViTForImageClassification,
     ViTImageProcessor,
 )
@@ -66,27 +66,14 @@ def lite0(builtin_cache) -> Classifier:
 
 
 def tiny_vit(num_labels: int = 10) -> ViTForImageClassification:
-    torch.manual_seed(0)
-    config = ViTConfig(
-        image_size=32,
-        patch_size=8,
-        num_hidden_layers=2,
-        hidden_size=32,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=num_labels,
-    )
-    return ViTForImageClassification(config).eval()
+    return tiny_vit_model(patch_size=8, num_hidden_layers=2, num_labels=num_labels)
 
 
 @pytest.fixture(scope="module")
 def vit_folder(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("tiny_vit")
     model = tiny_vit()
-    model.save_pretrained(folder)
-    ViTImageProcessor(
-        size={"height": 32, "width": 32}, image_mean=[0.5, 0.4, 0.3], image_std=[0.2, 0.25, 0.3]
-    ).save_pretrained(folder)
+    save_vit_folder(folder, model, image_mean=[0.5, 0.4, 0.3], image_std=[0.2, 0.25, 0.3])
     return folder, model
 
 

@@ -12,13 +12,9 @@ import pytest
 import timm
 import torch
 from huggingface_hub import constants
+from probe_models import tiny_vit_model
 from timm.models import save_for_hf
-from transformers import (
-    TimmWrapperConfig,
-    TimmWrapperForImageClassification,
-    ViTConfig,
-    ViTForImageClassification,
-)
+from transformers import TimmWrapperConfig, TimmWrapperForImageClassification
 
 from hf_vitrobust import Preprocessing, load_classifier
 from hf_vitrobust.models.timm_loading import is_timm_folder
@@ -198,11 +194,7 @@ def test_transformers_timm_wrapper_folders_stay_with_transformers(tmp_path):
 
 def test_a_folder_without_image_processor_says_what_a_cli_user_can_do(tmp_path):
     folder = tmp_path / "vit-no-processor"
-    config = ViTConfig(
-        image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=1, num_attention_heads=2
-    )
-    config.intermediate_size, config.num_labels = 64, 3
-    ViTForImageClassification(config).save_pretrained(folder)
+    tiny_vit_model(patch_size=8, num_labels=3).save_pretrained(folder)  # no image processor saved
     with pytest.raises(ValueError) as raised:
         load_classifier(str(folder))
     message = str(raised.value)

@@ -8,6 +8,7 @@ import pytest
 import torch
 from isolated import remote_code_logits
 from PIL import Image
+from probe_models import tiny_vit_model
 from transformers import AutoImageProcessor, AutoModelForImageClassification
 
 from hf_vitrobust.models import AlterNetForImageClassification, load_classifier
@@ -272,20 +273,11 @@ def test_timm_and_transformers_models_train_and_save_as_transformers_folders(
 
 
 def test_bad_models_fail_before_training(tmp_path):
-    from transformers import ViTConfig, ViTForImageClassification
-
     with pytest.raises(ValueError, match="Did you mean 'timm/resnet18'"):
         train(TrainingConfig(model="timm/resnet18x", output_dir=tmp_path / "out"), log=None)
     vit = tmp_path / "vit"
-    ViTForImageClassification(
-        ViTConfig(
-            image_size=16,
-            patch_size=4,
-            hidden_size=8,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=8,
-        )
+    tiny_vit_model(
+        image_size=16, patch_size=4, hidden_size=8, intermediate_size=8, num_labels=2
     ).save_pretrained(vit)
     with pytest.raises(ValueError, match="ViTConfig has no drop_path_rate"):
         train(TrainingConfig(model=str(vit), drop_path_rate=0.1, output_dir=tmp_path / "out"), log=None)
