@@ -106,10 +106,11 @@ def model_pairing(
             whose = "its weights" if own_weights else f"{'/'.join(keys)} (other weights)"
             interpolation = _one_interpolation(chosen)
             named = f"; resized with {interpolation}" if interpolation else ""
+            backing = f"{len(chosen)} rows, e.g." if len(chosen) > 1 else "1 row:"
             pairing[benchmark] = Pairing(
                 preprocessing,
                 f"{paper} pairing: {preprocessing}, as the published numbers of {whose} "
-                f"({len(chosen)} rows, e.g. {chosen[0].row_id}){named}",
+                f"({backing} {chosen[0].row_id}){named}",
                 interpolation,
             )
     # Where the paper has no number of this model, its one way of feeding images of any size (BiT-M: squash-224

@@ -139,6 +139,22 @@ def test_the_paul_chen_pairing_carries_the_kernel():
     assert vit_224["imagenet-val"].interpolation == "pil-bilinear"
 
 
+def test_a_pairing_names_how_many_published_rows_back_it():
+    """BiT-M R101x3 has one published ImageNet-O number and two ImageNet-A numbers (counted here from the table)."""
+    spec = "timm/resnetv2_101x3_bit.goog_in21k_ft_in1k"
+    own = [row for row in published_numbers("paul-chen") if row.model_id == spec]
+    assert [row.row_id for row in own if row.benchmark == "imagenet-o"] == [
+        "paul-chen/imagenet-o/aupr/bit-m-r101x3"
+    ]
+    assert len([row for row in own if row.benchmark == "imagenet-a"]) == 2
+    bit = model_pairing("paul-chen", spec, {})
+    assert bit["imagenet-o"].why == (
+        "paul-chen pairing: squash-224, as the published numbers of its weights "
+        "(1 row: paul-chen/imagenet-o/aupr/bit-m-r101x3); resized with tf-bilinear"
+    )
+    assert "(2 rows, e.g. paul-chen/imagenet-a/top1/bit-m-r101x3)" in bit["imagenet-a"].why
+
+
 def _occlusion_model(folder, spec: str, applied: str, kernel: str, correct: int) -> RunModel:
     """A run of the occlusion probe on the published list, `correct` of its 1,000 entries right at ratio 0.05."""
     probe = {
