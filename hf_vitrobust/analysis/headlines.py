@@ -13,6 +13,7 @@ TOP1 = "top-1 %"
 ECE = "ECE %"
 MEAN_TOP1 = "mean top-1 %"
 MCE = "mCE %"
+CORRUPTIONS_ACCURACY = "corruptions accuracy %"
 RELATIVE_MCE = "relative mCE %"
 SEVERITY5_TOP1 = "severity-5 mean top-1 %"
 MFR = "mFR unnormalised %"
@@ -29,6 +30,7 @@ def headline_name(benchmark: str, quantity: str, choice: str | None = None) -> s
 __all__ = [
     "AUPR",
     "BG_GAP",
+    "CORRUPTIONS_ACCURACY",
     "ECE",
     "MCE",
     "MEAN_TOP1",

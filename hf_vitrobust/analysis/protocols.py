@@ -48,6 +48,10 @@ the sources). A benchmark's protocol has up to four parts:
   the ReaL label sets of Beyer et al. 2020 (`hf_vitrobust.data.real_labels`): right when the prediction is any of
   the image's labels, images without one left out (timm's `--real-labels`). Matched by validation file name, so a
   source that numbers its rows is refused before any work.
+- image_list (ImageNet-C): which of each cell's images are scored. "full", every image of the folder, or
+  "robustbench-5000", RobustBench's 5,000 validation images (`data.image_list("robustbench-imagenet-c-5000")`)
+  in every cell, selected by file name in a local released folder (a source that numbers its rows is refused
+  before any work); with all 75 cells present its two leaderboard columns are added (`metrics.robustbench`).
 
 Recorded, not chosen: `image_bytes`, whether the images read were the release's own files ("release"), a copy that
 re-encoded them ("re-encoded") or a Hub copy whose pages do not say ("unknown"); per registered Hub source in
@@ -110,6 +114,13 @@ LABELS_PROTOCOLS: dict[str, str] = {
     "real": "ReaL label sets (Beyer et al. 2020): any of them is right; images without one left out (timm)",
 }
 
+IMAGE_LIST_PROTOCOLS: dict[str, str] = {
+    "full": "every image of each corruption and severity cell",
+    "robustbench-5000": "RobustBench's 5,000 validation images in every cell (its ImageNet-C leaderboard)",
+}
+#: An image_list protocol -> the shipped image list it selects (`hf_vitrobust.data.image_list`).
+IMAGE_LIST_FILES = {"robustbench-5000": "robustbench-imagenet-c-5000"}
+
 _CHOICES = {
     "preprocessing": PREPROCESSING_PROTOCOLS,
     "interpolation": INTERPOLATION_PROTOCOLS,
@@ -117,6 +128,7 @@ _CHOICES = {
     "mce": MCE_PROTOCOLS,
     "release_encoding": RELEASE_ENCODING_PROTOCOLS,
     "labels": LABELS_PROTOCOLS,
+    "image_list": IMAGE_LIST_PROTOCOLS,
 }
 
 
@@ -135,6 +147,8 @@ def protocol_parts(benchmark: Benchmark) -> tuple[str, ...]:
         parts.append("release_encoding")
     if benchmark.reassessed_labels:
         parts.append("labels")
+    if benchmark.alexnet_baseline:  # ImageNet-C: RobustBench's subset is a choice of its images
+        parts.append("image_list")
     return tuple(parts)
 
 
@@ -149,6 +163,7 @@ def default_protocol(benchmark: Benchmark) -> dict[str, str]:
         "mce": "alexnet-15",
         "release_encoding": RELEASE_ENCODINGS.get(benchmark.name, ("none",))[0],
         "labels": "imagenet",
+        "image_list": "full",
     }
     return {part: defaults[part] for part in protocol_parts(benchmark)}
 
@@ -282,6 +297,8 @@ __all__ = [
     "CLASS_MASK_PROTOCOLS",
     "DEFAULT_INTERPOLATION",
     "IMAGE_BYTES",
+    "IMAGE_LIST_FILES",
+    "IMAGE_LIST_PROTOCOLS",
     "INTERPOLATION_PROTOCOLS",
     "LABELS_PROTOCOLS",
     "MCE_PROTOCOLS",

@@ -155,11 +155,11 @@ class RunModel:
     def applied_protocol(self, benchmark: str) -> dict[str, str]:
         """The protocol parts the run used for this model on a benchmark: the preprocessing and interpolation it
         applied (a record from before the interpolation part has none: the default, "model-own", ran), and the
-        benchmark's recorded parts (class mask, mCE, release encoding)."""
+        benchmark's recorded parts (class mask, mCE, release encoding, image list)."""
         record = self.benchmark_info(benchmark).get("protocol") or {}
         parts = {
             part: str(record[part])
-            for part in ("interpolation", "class_mask", "mce", "release_encoding")
+            for part in ("interpolation", "class_mask", "mce", "release_encoding", "image_list")
             if record.get(part)
         }
         given = (record.get("models") or {}).get(self.run_key) or {}

@@ -25,8 +25,13 @@ from ..metrics import (
     masked_accuracy,
     ood_detection_metrics,
 )
+from ..metrics.robustbench import (
+    ROBUSTBENCH_CORRUPTIONS,
+    ROBUSTBENCH_SEVERITIES,
+    robustbench_corruption_scores,
+)
 from ..models.imagenet import imagenet_wnid_to_index
-from .headlines import AUPR, BG_GAP, MCE, MEAN_TOP1, MFR, TOP1, headline_name
+from .headlines import AUPR, BG_GAP, CORRUPTIONS_ACCURACY, MCE, MEAN_TOP1, MFR, TOP1, headline_name
 from .prediction_source import Predictions, as_predictions
 from .protocols import default_protocol
 
@@ -163,6 +168,18 @@ def corruption_cell_counts(predictions: Predictions) -> tuple[dict[tuple[str, in
     return dict(sorted(cells.items())), num_labelled
 
 
+def robustbench_scores(cells: dict[tuple[str, int], tuple[int, int]]) -> dict[str, Any]:
+    """RobustBench's leaderboard columns (`metrics.robustbench`) from (wrong, count) per cell of a run on its
+    5,000 images; None for both, and the missing cells counted, unless all of its 15 x 5 cells are present (a
+    partial mean would not line up with the leaderboard)."""
+    wanted = [(c, s) for c in ROBUSTBENCH_CORRUPTIONS for s in ROBUSTBENCH_SEVERITIES]
+    missing = [cell for cell in wanted if cell not in cells or cells[cell][1] == 0]
+    if missing:
+        return {"corruptions_acc": None, "corruptions_mce": None, "missing_cells": len(missing)}
+    accuracies = {cell: 1.0 - cells[cell][0] / cells[cell][1] for cell in wanted}
+    return {**robustbench_corruption_scores(accuracies), "missing_cells": 0}
+
+
 def corruption_metrics(
     benchmark: Benchmark,
     frame: pd.DataFrame | Predictions,
@@ -200,6 +217,9 @@ def corruption_metrics(
             },
         }
         result["mce_protocol"] = (protocol or default_protocol(benchmark))["mce"]
+        if (protocol or {}).get("image_list") == "robustbench-5000":  # the default ("full") adds nothing
+            result["image_list"] = "robustbench-5000"
+            result["robustbench"] = robustbench_scores(cells)
     severity5 = {corruption: value for (corruption, severity), value in top1.items() if severity == 5}
     result["top1_by_cell"] = {f"{c}/{s}": value for (c, s), value in sorted(top1.items())}
     result["top1_by_corruption_s5"] = dict(sorted(severity5.items()))
@@ -278,6 +298,12 @@ def corruption_headline(
         for chosen in (first, *(p for p in protocols if p != first)):
             if protocols[chosen].get("mce") is not None:
                 values[headline_name(name, MCE, chosen)] = protocols[chosen]["mce"]
+    robustbench = metrics.get("robustbench") or {}
+    if (
+        robustbench.get("corruptions_acc") is not None
+    ):  # named apart: never mixed with alexnet-15 on the full set
+        values[headline_name(name, CORRUPTIONS_ACCURACY, "robustbench-5000")] = robustbench["corruptions_acc"]
+        values[headline_name(name, MCE, "robustbench AlexNet")] = robustbench["corruptions_mce"]
     return values
 
 
@@ -314,5 +340,6 @@ __all__ = [
     "ood_metrics",
     "perturbation_headline",
     "reassessed_accuracy",
+    "robustbench_scores",
     "sequence_metrics",
 ]

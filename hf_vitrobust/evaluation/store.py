@@ -117,17 +117,17 @@ def resume_refusal(
     # Run folders of earlier versions recorded neither: their chunks are migrated (`ChunkStore.adopt_whole_stream`)
     # and their suite is known by name only.
     added_since = {"chunk_layout", "suite_contents"}
-    # Folders from before the labels part recorded none: they scored imagenet-val against its original labels.
+    # Folders from before the labels and image_list parts recorded none: they scored imagenet-val against its
+    # original labels and every image of ImageNet-C.
     if isinstance(previous.get("protocols"), dict) and isinstance(recorded.get("protocols"), dict):
-        previous = {
-            **previous,
-            "protocols": {
-                name: {"labels": "imagenet", **parts}
-                if "labels" in recorded["protocols"].get(name, {})
-                else parts
-                for name, parts in previous["protocols"].items()
-            },
-        }
+        later = {"labels": "imagenet", "image_list": "full"}
+
+        def filled(name: str, parts: dict) -> dict:
+            now = recorded["protocols"].get(name, {})
+            return {**{part: value for part, value in later.items() if part in now}, **parts}
+
+        given = {name: filled(name, parts) for name, parts in previous["protocols"].items()}
+        previous = {**previous, "protocols": given}
     # Folders from before the interpolation part recorded none: they ran the default.
     if isinstance(previous.get("protocols"), dict):
         protocols = previous["protocols"].items()

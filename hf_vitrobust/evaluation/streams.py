@@ -23,8 +23,10 @@ import torch
 from PIL import Image
 from torch.utils.data import IterableDataset, get_worker_info
 
+from ..analysis.protocols import IMAGE_LIST_FILES
 from ..corruptions.export import stable_sample_index
 from ..data import Benchmark, Source, load_benchmark
+from ..data.image_lists import file_name, image_list, listed_samples
 from ..data.real_labels import check_real_labelled
 from ..data.samples import InMemorySource, RawSample, Sample, SkipReport, decode_raw_sample
 from ..models.classifier import Preprocessing
@@ -450,6 +452,61 @@ def collate_identity(item: Any) -> Any:
     return item
 
 
+class ListedSource(Source):
+    """The raw samples of a local source whose file names a shipped image list names, in every cell, in the source's
+    order: RobustBench's 5,000 images in each ImageNet-C corruption and severity (image_list "robustbench-5000").
+    The list is matched by file name, so the source must be countable (local files); `check` refuses, before any
+    image is decoded, one that is not or whose sample ids number rows (`data.image_lists.listed_samples`)."""
+
+    def __init__(self, inner: Source, list_name: str) -> None:
+        super().__init__()
+        self.inner = inner
+        self.list_name = list_name
+        self.entries = image_list(list_name)
+        self._names = frozenset(file_name(entry) for entry in self.entries)
+        self.report = inner.report
+
+    def check(self, where: str) -> None:
+        """Refuse a source whose samples cannot be selected by file name, before any work."""
+        self.inner.validate()
+        if self.inner.clean_source is not None or not self.inner.countable:
+            raise ValueError(
+                f"{where}: the image list {self.list_name} selects images by file name in a local copy of the "
+                "release (ImageNet-C's <corruption>/<severity>/<wnid>/<file>); this source "
+                f"({self.inner.describe().get('kind')}) is a Hub stream or is generated here, so it cannot be used."
+            )
+        try:
+            listed_samples(self.entries, [raw.sample_id for raw in self.inner.raw_samples()])
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+
+    def validate(self) -> None:
+        self.inner.validate()
+
+    def _listed(self, raws: Iterator[RawSample]) -> Iterator[RawSample]:
+        return (raw for raw in raws if file_name(str(raw.sample_id)) in self._names)
+
+    def raw_samples(self) -> Iterator[RawSample]:
+        return self._listed(self.inner.raw_samples())
+
+    def shards(self) -> tuple[str, ...]:
+        return self.inner.shards()
+
+    def shard_raw_samples(self, index: int) -> Iterator[RawSample]:
+        return self._listed(self.inner.shard_raw_samples(index))
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "image_list": self.list_name, "num_listed": len(set(self.entries))}
+
+    @property
+    def countable(self) -> bool:
+        return self.inner.countable
+
+    @property
+    def reads_on_decode(self) -> bool:
+        return self.inner.reads_on_decode
+
+
 def open_benchmark(
     spec: BenchmarkSpec, source: str | None, seed: int, protocol: Mapping[str, str] | None = None
 ) -> Source:
@@ -457,7 +514,9 @@ def open_benchmark(
     benchmark's default. The default may not publish every part a suite asks for (the 4 extra ImageNet-C
     corruptions): those are left out and recorded in its description; a source the user names must hold them all.
     `protocol`'s release_encoding sets how generated ImageNet-C / ImageNet-P images are stored; under its labels
-    "real" (ReaL) a source whose samples name no validation file is refused here (`check_real_labelled`)."""
+    "real" (ReaL) a source whose samples name no validation file is refused here (`check_real_labelled`); under an
+    image_list other than "full" only the listed images are kept (`ListedSource`), a source that cannot be
+    selected by file name refused here."""
     missing = "skip" if source is None else "error"
     encoding = (protocol or {}).get("release_encoding")
     opened = load_benchmark(
@@ -465,6 +524,10 @@ def open_benchmark(
     )
     if (protocol or {}).get("labels") == "real":
         check_real_labelled(opened)
+    listed = (protocol or {}).get("image_list", "full")
+    if listed != "full":
+        opened = ListedSource(opened, IMAGE_LIST_FILES[listed])
+        opened.check(f"{spec.name}.image_list={listed}")
     return opened
 
 
@@ -472,6 +535,7 @@ __all__ = [
     "SUBSETS",
     "ChunkDataset",
     "ChunkInputs",
+    "ListedSource",
     "ReadAssignment",
     "ShardEnd",
     "StreamPlan",

@@ -50,7 +50,15 @@ NOTES_SEPARATOR = " | "
 PROTOCOL_PREFIX = "protocol: "
 RUN_PREFIX = "run: "
 #: The protocol parts in `analysis.protocols.protocol_parts` order (a test checks every benchmark against it).
-PROTOCOL_PART_ORDER = ("preprocessing", "interpolation", "class_mask", "mce", "release_encoding", "labels")
+PROTOCOL_PART_ORDER = (
+    "preprocessing",
+    "interpolation",
+    "class_mask",
+    "mce",
+    "release_encoding",
+    "labels",
+    "image_list",
+)
 _FORBIDDEN_IN_NAMES = (NOTES_SEPARATOR.strip(), ",", "=")
 
 
@@ -99,7 +107,7 @@ def _is_choice(benchmark: Benchmark, part: str, name: Any) -> bool:
 
 #: Parts added after notes were first written, with the value every earlier run had: left out of the notes at that
 #: value, so that the leaderboard (which ranks within a protocol) still ranks new runs with earlier ones.
-_LATER_PART_DEFAULTS = {"interpolation": DEFAULT_INTERPOLATION, "labels": "imagenet"}
+_LATER_PART_DEFAULTS = {"interpolation": DEFAULT_INTERPOLATION, "labels": "imagenet", "image_list": "full"}
 
 
 def recorded_protocol(benchmark: Benchmark, record: Any, model_key: str) -> dict[str, str] | None:

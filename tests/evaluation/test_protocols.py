@@ -542,7 +542,7 @@ def test_a_run_feeds_and_records_the_protocol_both_ways(tmp_path, builtin_model,
     assert results["schema_version"] == 2
     assert json.loads((output / ".work" / "run.json").read_text())["protocols"]["imagenet-c"] == {
         "preprocessing": preprocessing, "interpolation": "model-own", "mce": "alexnet-15",
-        "release_encoding": encoding,
+        "release_encoding": encoding, "image_list": "full",
     }  # fmt: skip
     # The logits are the model's on the pixels the protocol makes of the generated images.
     source = load_benchmark(
