@@ -121,6 +121,10 @@ IMAGE_LIST_PROTOCOLS: dict[str, str] = {
 #: An image_list protocol -> the shipped image list it selects (`hf_vitrobust.data.image_list`).
 IMAGE_LIST_FILES = {"robustbench-5000": "robustbench-imagenet-c-5000"}
 
+#: Parts added after runs first recorded their protocols, with the value every run before each part had: an old
+#: run folder resumes as that value (`evaluation.store`), and notes leave it out (`hub.eval_results`).
+LATER_PART_DEFAULTS = {"interpolation": DEFAULT_INTERPOLATION, "labels": "imagenet", "image_list": "full"}
+
 _CHOICES = {
     "preprocessing": PREPROCESSING_PROTOCOLS,
     "interpolation": INTERPOLATION_PROTOCOLS,
@@ -301,6 +305,7 @@ __all__ = [
     "IMAGE_LIST_PROTOCOLS",
     "INTERPOLATION_PROTOCOLS",
     "LABELS_PROTOCOLS",
+    "LATER_PART_DEFAULTS",
     "MCE_PROTOCOLS",
     "OOD_SCORE_PROTOCOL",
     "PREPROCESSING_PROTOCOLS",

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from ..analysis.protocols import DEFAULT_INTERPOLATION
+from ..analysis.protocols import LATER_PART_DEFAULTS
 from ..atomic_files import atomic_path, write_text_atomic
 from .parquet_options import write_parquet
 
@@ -117,21 +117,15 @@ def resume_refusal(
     # Run folders of earlier versions recorded neither: their chunks are migrated (`ChunkStore.adopt_whole_stream`)
     # and their suite is known by name only.
     added_since = {"chunk_layout", "suite_contents"}
-    # Folders from before the labels and image_list parts recorded none: they scored imagenet-val against its
-    # original labels and every image of ImageNet-C.
+    # Folders from before a later protocol part (interpolation, labels, image_list) recorded none: they ran the
+    # value every run had then, filled in wherever this run's record has the part.
     if isinstance(previous.get("protocols"), dict) and isinstance(recorded.get("protocols"), dict):
-        later = {"labels": "imagenet", "image_list": "full"}
 
         def filled(name: str, parts: dict) -> dict:
             now = recorded["protocols"].get(name, {})
-            return {**{part: value for part, value in later.items() if part in now}, **parts}
+            return {**{part: value for part, value in LATER_PART_DEFAULTS.items() if part in now}, **parts}
 
         given = {name: filled(name, parts) for name, parts in previous["protocols"].items()}
-        previous = {**previous, "protocols": given}
-    # Folders from before the interpolation part recorded none: they ran the default.
-    if isinstance(previous.get("protocols"), dict):
-        protocols = previous["protocols"].items()
-        given = {name: {"interpolation": DEFAULT_INTERPOLATION, **parts} for name, parts in protocols}
         previous = {**previous, "protocols": given}
     changed = [
         key

@@ -30,7 +30,7 @@ import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
 from ..analysis.kinds import RUN_CLASS_MASK, CardRow
-from ..analysis.protocols import DEFAULT_INTERPOLATION, check_protocol, default_protocol, protocol_parts
+from ..analysis.protocols import LATER_PART_DEFAULTS, check_protocol, default_protocol, protocol_parts
 from ..data import BENCHMARKS, Benchmark
 from .card_results import (
     card_dataset,
@@ -105,11 +105,6 @@ def _is_choice(benchmark: Benchmark, part: str, name: Any) -> bool:
     return True
 
 
-#: Parts added after notes were first written, with the value every earlier run had: left out of the notes at that
-#: value, so that the leaderboard (which ranks within a protocol) still ranks new runs with earlier ones.
-_LATER_PART_DEFAULTS = {"interpolation": DEFAULT_INTERPOLATION, "labels": "imagenet", "image_list": "full"}
-
-
 def recorded_protocol(benchmark: Benchmark, record: Any, model_key: str) -> dict[str, str] | None:
     """The protocol (part -> name) a model's numbers on `benchmark` were scored under, from results.json's
     `benchmarks.<name>.protocol`: the preprocessing the model was given (`models.<key>.applied`: a model that runs
@@ -122,8 +117,8 @@ def recorded_protocol(benchmark: Benchmark, record: Any, model_key: str) -> dict
     for part in protocol_parts(benchmark):
         # A model's own preprocessing (`applied`) and interpolation (a pairing may set it) before the benchmark's.
         name = given.get("applied" if part == "preprocessing" else part) or record.get(part)
-        if _LATER_PART_DEFAULTS.get(part) == name:
-            continue  # every run before the part had it: notes and leaderboards stay comparable with theirs
+        if LATER_PART_DEFAULTS.get(part) == name:
+            continue  # every run before the part had it: the leaderboard (ranking within a protocol) still ranks both
         if _is_choice(benchmark, part, name):
             protocol[part] = name
     return protocol or None
