@@ -223,8 +223,7 @@ def _topk_correct(
             raise LookupError(
                 f"{benchmark.name} has no top-5: its protocol (imagenet-testbed) reports top-1 only"
             )
-        group_of = benchmark.class_subset.group_of.numpy()
-        return group_of[frame["subset_prediction"].to_numpy()] == group_of[labels]
+        return benchmark.class_subset.right_group(frame["subset_prediction"].to_numpy(), labels)
     masked = benchmark.class_subset is not None and class_mask == "hendrycks-200"
     if metric == "top-5 %":
         if not masked:

@@ -10,11 +10,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ..data import Benchmark
 from ..data.class_lists import ClassSubset
-from ..data.objectnet import pool_logits
 from ..data.real_labels import real_labels_of, real_topk_correct
 from ..metrics import (
     background_gap,
@@ -30,7 +28,6 @@ from ..metrics.robustbench import (
     ROBUSTBENCH_SEVERITIES,
     robustbench_corruption_scores,
 )
-from ..models.imagenet import imagenet_wnid_to_index
 from .headlines import AUPR, BG_GAP, CORRUPTIONS_ACCURACY, MCE, MEAN_TOP1, MFR, TOP1, headline_name
 from .prediction_source import Predictions, as_predictions
 from .protocols import default_protocol
@@ -97,7 +94,7 @@ def classification_metrics(
     logits = _logits(labelled)
     result: dict[str, Any] = {"num_samples": len(labelled)}
     if benchmark.class_subset is not None and benchmark.class_subset.groups:
-        return {**result, **pooled_accuracy(benchmark.class_subset, labelled, labels, logits)}
+        return {**result, **pooled_accuracy(benchmark.class_subset, labelled, labels)}
     if benchmark.class_subset is not None:
         chosen = (protocol or default_protocol(benchmark))["class_mask"]
         if logits is not None:
@@ -131,21 +128,12 @@ def classification_metrics(
     return result
 
 
-def pooled_accuracy(
-    subset: ClassSubset, labelled: pd.DataFrame, labels: np.ndarray, logits: np.ndarray | None
-) -> dict[str, Any]:
-    """ObjectNet's top-1 (percent): the maximum logit over each group of `subset` (its ObjectNet classes), right
-    when it is the label's group (imagenet-testbed's ObjectNet collapse). From the logits where kept, else from
-    `subset_prediction`, which names the winning group. Never the 1000-way argmax (not ObjectNet's protocol)."""
-    group_of = subset.group_of.numpy()
-    if logits is not None:
-        to_index = imagenet_wnid_to_index()
-        groups = tuple(tuple(to_index[wnid] for wnid in group) for group in subset.groups)
-        pooled = pool_logits(torch.as_tensor(logits), groups).argmax(dim=1).numpy()
-        predicted = np.array([min(group) for group in groups])[pooled]
-    else:
-        predicted = labelled["subset_prediction"].to_numpy()
-    return {"top1": _percent(np.mean(group_of[predicted] == group_of[labels])), "top5": None, "pooled": True}
+def pooled_accuracy(subset: ClassSubset, labelled: pd.DataFrame, labels: np.ndarray) -> dict[str, Any]:
+    """ObjectNet's top-1 (percent): right when the argmax over `subset` (`subset_prediction`, the winner of the
+    groups' maximum logits: imagenet-testbed's ObjectNet collapse) falls in the label's group. Never the 1000-way
+    argmax (not ObjectNet's protocol)."""
+    correct = subset.right_group(labelled["subset_prediction"].to_numpy(), labels)
+    return {"top1": _percent(np.mean(correct)), "top5": None, "pooled": True}
 
 
 def corruption_cell_counts(predictions: Predictions) -> tuple[dict[tuple[str, int], tuple[int, int]], int]:

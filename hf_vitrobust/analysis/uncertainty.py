@@ -180,8 +180,7 @@ def accuracy_headlines(
     if (
         benchmark.class_subset is not None and benchmark.class_subset.groups
     ):  # ObjectNet: right within the group
-        group_of = benchmark.class_subset.group_of.numpy()
-        correct = group_of[labelled["subset_prediction"].to_numpy()] == group_of[labels]
+        correct = benchmark.class_subset.right_group(labelled["subset_prediction"].to_numpy(), labels)
         return {headline_name(benchmark.name, TOP1): accuracy_estimator(correct, ids)}
     if benchmark.class_subset is not None:
         chosen = protocol.get("class_mask", "hendrycks-200")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+import numpy as np
 import torch
 
 from ..constants import IMAGENET_9_CLASSES, IMAGENET_9_VARIANTS  # noqa: F401 (re-exported: hf_vitrobust.data)
@@ -50,6 +51,12 @@ class ClassSubset:
             indices = [to_index[wnid] for wnid in group]
             group_of[indices] = min(indices)
         return group_of
+
+    def right_group(self, predicted: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Whether each ImageNet-1k prediction falls in its label's group (ObjectNet's top-1: the argmax over the
+        subset, i.e. over the maxima of the groups, is right when its group is the label's), as a bool array."""
+        group_of = self.group_of.numpy()
+        return group_of[np.asarray(predicted)] == group_of[np.asarray(labels)]
 
     @property
     def class_indices(self) -> tuple[int, ...]:

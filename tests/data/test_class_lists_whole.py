@@ -71,3 +71,14 @@ def test_imagenet_o_and_imagenet_9_read_the_pinned_files_whole():
     assert (
         sum(int(r[2]) >= 0 for r in rows) == 370
     )  # Xiao et al.: 370 ImageNet classes form the 9 superclasses
+
+
+def test_right_group_counts_a_prediction_anywhere_in_its_labels_group():
+    """ObjectNet's rule, by hand: groups {0, 1} and {2}; class 5 is outside every group (its own group)."""
+    from hf_vitrobust.data.class_lists import ClassSubset
+
+    wnids = IMAGENET_WNIDS
+    subset = ClassSubset("toy", (wnids[0], wnids[1], wnids[2]), groups=((wnids[0], wnids[1]), (wnids[2],)))
+    predicted = [1, 0, 2, 1, 5, 5]
+    labels = [0, 1, 2, 2, 5, 0]
+    assert subset.right_group(predicted, labels).tolist() == [True, True, True, False, True, False]
