@@ -7,10 +7,9 @@ import tarfile
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
-import yaml
+from benchmark_runs import evaluate_benchmark
 from data_fixtures import random_blocks_png
 from PIL import Image
 from probe_models import save_tiny_vit
@@ -18,8 +17,6 @@ from torchvision.datasets import ImageFolder
 
 from hf_vitrobust.data import SchemaError, load_benchmark
 from hf_vitrobust.data.imagenet_v2 import IMAGENET_V2_VARIANTS, release_archive, release_folder
-from hf_vitrobust.evaluation.config import EvaluationConfig
-from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.models import load_classifier
 
 
@@ -56,21 +53,9 @@ def release(tmp_path_factory):
 
 @pytest.mark.parametrize("variant", IMAGENET_V2_VARIANTS)
 def test_each_test_set_end_to_end_top1_top5_from_the_logits(release, variant, tmp_path):
-    suite = {
-        "name": "imagenet-v2-only",
-        "benchmarks": {"imagenet-v2": {"source": str(release["root"] / "release"), "variant": variant}},
-    }
-    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
-    results = evaluate(
-        EvaluationConfig(
-            models=[release["model"]],
-            suite=str(tmp_path / "suite.yaml"),
-            output=tmp_path / "run",
-            progress=False,
-        )
-    )
+    entry = {"source": str(release["root"] / "release"), "variant": variant}
+    results, frame = evaluate_benchmark(tmp_path, release["model"], "imagenet-v2", entry)
     key = results["models"][0]["key"]
-    frame = pd.read_parquet(tmp_path / "run" / "predictions" / key / "imagenet-v2.parquet")
     # Each image's label is its folder's integer, never its rank among the folder names.
     expected = {
         f"{label}/{i:02x}{label}.jpeg": label

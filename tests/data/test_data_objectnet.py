@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 import yaml
+from benchmark_runs import evaluate_benchmark
 from PIL import Image
 from probe_models import save_vit_folder, tiny_vit_model
 
@@ -65,18 +65,10 @@ def release(tmp_path_factory):
 
 
 def test_end_to_end_pooled_top1_against_a_hand_count(release, tmp_path):
-    suite = {"name": "objectnet-only", "benchmarks": {"objectnet": {"source": str(release["root"])}}}
-    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
-    results = evaluate(
-        EvaluationConfig(
-            models=[release["model"]],
-            suite=str(tmp_path / "suite.yaml"),
-            output=tmp_path / "run",
-            progress=False,
-        )
+    results, frame = evaluate_benchmark(
+        tmp_path, release["model"], "objectnet", {"source": str(release["root"])}
     )
     key = results["models"][0]["key"]
-    frame = pd.read_parquet(tmp_path / "run" / "predictions" / key / "objectnet.parquet")
     # Squeegee is not one of the 113: left out; each label is the smallest ImageNet index of its class.
     assert sorted(frame["sample_id"]) == sorted(
         k for k in release["interiors"] if not k.startswith("squeegee")
