@@ -167,4 +167,21 @@ def published_row(**changes: Any) -> PublishedNumber:
     return dataclasses.replace(row, **changes)
 
 
-__all__ = ["Model", "accuracy_frame", "cell_frame", "published_row", "write_run"]
+def occlusion_probe(correct_by_ratio: Mapping[float, int], num_images: int = 1000) -> dict[str, Any]:
+    """The occlusion probe's record of a run on Paul & Chen's published image list (the notebooks' one-hole Cutout):
+    `correct_by_ratio` maps each masked ratio to the number of the `num_images` images right at it."""
+    ratios = sorted(correct_by_ratio)
+    return {
+        "ratios": ratios,
+        "accuracy": [correct_by_ratio[ratio] / num_images for ratio in ratios],
+        "num_correct": [correct_by_ratio[ratio] for ratio in ratios],
+        "num_samples": num_images,
+        "num_images": num_images,
+        "hole": "albumentations-1",
+        "image_list": {"name": "paul-chen-occlusion-1k"},
+        "benchmark": "imagenet-val",
+        "params": {"hole": "albumentations-1", "image_list": "paul-chen-occlusion-1k"},
+    }
+
+
+__all__ = ["Model", "accuracy_frame", "cell_frame", "occlusion_probe", "published_row", "write_run"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reproduction_runs import Model, accuracy_frame, published_row, write_run
+from reproduction_runs import Model, accuracy_frame, occlusion_probe, published_row, write_run
 
 from hf_vitrobust.analysis.pairings import model_pairing
 from hf_vitrobust.analysis.protocols import default_protocol, source_image_bytes
@@ -157,17 +157,7 @@ def test_a_pairing_names_how_many_published_rows_back_it():
 
 def _occlusion_model(folder, spec: str, applied: str, kernel: str, correct: int) -> RunModel:
     """A run of the occlusion probe on the published list, `correct` of its 1,000 entries right at ratio 0.05."""
-    probe = {
-        "ratios": [0.0, 0.05],
-        "accuracy": [0.9, correct / 1000],
-        "num_correct": [900, correct],
-        "num_samples": 1000,
-        "num_images": 1000,
-        "hole": "albumentations-1",
-        "image_list": {"name": "paul-chen-occlusion-1k"},
-        "benchmark": "imagenet-val",
-        "params": {"hole": "albumentations-1", "image_list": "paul-chen-occlusion-1k"},
-    }
+    probe = occlusion_probe({0.0: 900, 0.05: correct})
     frame = accuracy_frame(np.arange(1000) < 900)
     model = Model(
         spec,

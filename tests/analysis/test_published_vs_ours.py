@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
-from reproduction_runs import Model, accuracy_frame, cell_frame, published_row, write_run
+from reproduction_runs import Model, accuracy_frame, cell_frame, occlusion_probe, published_row, write_run
 from scipy.stats import binomtest
 
 from hf_vitrobust.analysis.image_counts import dropped_images_bound
@@ -203,17 +203,7 @@ def test_a_cell_is_read_per_clean_image(tmp_path):
 
 
 def test_occlusion_rows_read_the_probe_counts(tmp_path):
-    probe = {
-        "ratios": [0.0, 0.05, 0.5],
-        "accuracy": [0.83, 0.82, 0.6],
-        "num_correct": [830, 820, 600],
-        "num_samples": 1000,
-        "num_images": 1000,
-        "hole": "albumentations-1",
-        "image_list": {"name": "paul-chen-occlusion-1k"},
-        "benchmark": "imagenet-val",
-        "params": {"hole": "albumentations-1", "image_list": "paul-chen-occlusion-1k"},
-    }
+    probe = occlusion_probe({0.0: 830, 0.05: 820, 0.5: 600})
     frame = accuracy_frame(_correct(1000, 800))
     folder = write_run(
         tmp_path / "o",
