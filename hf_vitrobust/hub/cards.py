@@ -380,7 +380,8 @@ def render_model_card(
         for r in results
         for name in (r.get("benchmarks") or {})
     )
-    reproduction = _reproduction_section(results)
+    analysis = _stored_analysis(results)
+    reproduction = _reproduction_section(analysis)
     citations = [_CITATIONS["paul2022"], _CITATIONS["park2022"]]
     if uses_c_or_p:
         citations.append(_CITATIONS["hendrycks2019"])
@@ -401,6 +402,7 @@ def render_model_card(
         else None,
         runs=_results_sections(results, names, _pushed_specs(own_specs, repo_id), suite_files),
         reproduction=reproduction,
+        effective_robustness=_effective_robustness_section(analysis),
         limitations=_limitations(summary, results),
         citations=citations,
         version=(summary or {}).get("hf_vitrobust_version") or __version__,
@@ -411,11 +413,32 @@ def render_model_card(
     return card if not predictions_repo else _link_predictions(card, predictions_repo)
 
 
-def _reproduction_section(results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def _stored_analysis(results: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The runs' published numbers, findings and effective robustness: a single run's as its results.json keeps
+    them (`ANALYSIS_KEY`, stored by the runner), the runs of several analysed once (`analyze`); None without runs."""
+    if not results:
+        return None
+    merged = merge_results(results)
+    if len(merged) == 1 and ANALYSIS_KEY in merged[0]:
+        return stored_analysis(merged)
+    return analyze(merged).reproduction()
+
+
+def _effective_robustness_section(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The card's "Effective robustness" table and note, the report's (`report.effective_robustness_section`);
+    None where no model has an imagenet-val top-1 and a natural shift's."""
+    from ..report.effective_robustness_section import effective_robustness_table
+
+    table = effective_robustness_table(summary) if summary else None
+    if table is None:
+        return None
+    headers, rows, note = table
+    return {"headers": headers, "rows": rows, "note": note}
+
+
+def _reproduction_section(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The card's "Published vs ours" and "Findings" tables (`report.reproduction_sections`, the report's
-    sections): None when the runs match no published number and hold no pair of a paper's comparison. A single
-    run's are read from its results.json (`ANALYSIS_KEY`, stored by the runner); the runs of several are analysed
-    once (`analyze`)."""
+    sections): None when the runs match no published number and hold no pair of a paper's comparison."""
     from ..report.reproduction_sections import (
         FINDINGS_HEADERS,
         PUBLISHED_HEADERS,
@@ -424,14 +447,7 @@ def _reproduction_section(results: Sequence[Mapping[str, Any]]) -> dict[str, Any
         verdict_sentence,
     )
 
-    if not results:
-        return None
-    merged = merge_results(results)
-    if len(merged) == 1 and ANALYSIS_KEY in merged[0]:
-        summary = stored_analysis(merged)
-    else:
-        summary = analyze(merged).reproduction()
-    if not summary["published"] and not summary["findings"]:
+    if not summary or (not summary["published"] and not summary["findings"]):
         return None
 
     def cells(rows: list[list[str]]) -> list[list[str]]:

@@ -42,13 +42,15 @@ def _percent_signed(value: Any) -> str:
     return text if text.startswith("-") or not text[:1].isdigit() else f"+{text}"
 
 
-def effective_robustness_blocks(stored: Mapping[str, Any], figures: Mapping[str, FigureFile]) -> list[Block]:
-    """The section's heading, note, table and figure; none where the runs stored no effective robustness (no model
-    with both an imagenet-val top-1 and a top-1 on a shift of `SHIFTS`)."""
+def effective_robustness_table(stored: Mapping[str, Any]) -> tuple[list[str], list[list[str]], str] | None:
+    """The effective-robustness table (headers and rows, one per model and shift) and the note that explains it
+    (the fits, the intervals), from a stored analysis (`analysis.analyze.stored_analysis`); None where the runs
+    stored none (no model with both an imagenet-val top-1 and a top-1 on a shift of `SHIFTS`). The report and the
+    model card show the same table."""
     effective = stored.get("effective_robustness") or {}
     rows = effective.get("models") or []
     if not rows:
-        return []
+        return None
     level = rows[0]["confidence_level"]
     table_rows = [
         [
@@ -77,7 +79,7 @@ def effective_robustness_blocks(stored: Mapping[str, Any], figures: Mapping[str,
         )
         for name, fit in fits.items()
     )
-    note = Paragraph(
+    note = (
         "Effective robustness (Taori et al. 2020): a model's top-1 under a natural shift minus the top-1 that the "
         "imagenet-testbed's linear fit of standard ImageNet-1k models, in logit axes, predicts at its imagenet-val "
         f"top-1. Fits: {fit_notes}. Intervals: {100 * level:g} %, from the fit's bootstrap over its models and "
@@ -92,10 +94,19 @@ def effective_robustness_blocks(stored: Mapping[str, Any], figures: Mapping[str,
         f"effective robustness (points) [{100 * level:g} % interval]",
         "images (clean / shifted)",
     ]
+    return headers, table_rows, note
+
+
+def effective_robustness_blocks(stored: Mapping[str, Any], figures: Mapping[str, FigureFile]) -> list[Block]:
+    """The section's heading, note, table and figure; none where the runs stored no effective robustness."""
+    table = effective_robustness_table(stored)
+    if table is None:
+        return []
+    headers, rows, note = table
     return [
         Heading(2, "Effective robustness"),
-        note,
-        Table(headers, table_rows),
+        Paragraph(note),
+        Table(headers, rows),
         *figure_blocks(FIGURE, figures),
     ]
 
@@ -159,4 +170,10 @@ def effective_robustness_figure(stored: Mapping[str, Any]) -> Figure | None:
     return figure
 
 
-__all__ = ["CAPTION", "FIGURE", "effective_robustness_blocks", "effective_robustness_figure"]
+__all__ = [
+    "CAPTION",
+    "FIGURE",
+    "effective_robustness_blocks",
+    "effective_robustness_figure",
+    "effective_robustness_table",
+]

@@ -483,3 +483,36 @@ def test_the_card_shows_published_numbers_beside_ours_and_the_findings(tmp_path)
         tmp_path / "other", [Model("timm/resnet18.a1_in1k", {"imagenet-a": accuracy_frame([True])})]
     )
     assert "## Published vs ours" not in render_model_card(results=load_results([other]))
+
+
+def test_the_card_shows_each_models_effective_robustness_as_the_report_does():
+    """A run whose models have imagenet-val and ImageNet-V2 (matched-frequency) top-1s: the card gets the report's
+    "Effective robustness" table, the stored numbers written to two decimals with their signs; a run without a
+    natural shift gets no such section."""
+    from hf_vitrobust.analysis.analyze import ANALYSIS_KEY
+    from hf_vitrobust.analysis.effective_robustness import run_effective_robustness
+
+    result = _results(keys=("vit",))
+    result["benchmarks"]["imagenet-v2"] = {"options": {"variant": "matched-frequency"}}
+    result["metrics"]["vit"]["imagenet-val"] = {"num_samples": 50000, "top1": 80.0}
+    result["metrics"]["vit"]["imagenet-v2"] = {"num_samples": 10000, "top1": 70.0}
+    stored = run_effective_robustness([result], num_resamples=50)
+    result[ANALYSIS_KEY] = {
+        "confidence_level": 0.95,
+        "published": [],
+        "findings": [],
+        "effective_robustness": stored,
+    }
+    card = render_model_card(results=[result], repo_id="me/robustness")
+    section = card.split("## Effective robustness", 1)[1].split("\n## ", 1)[0]
+    [row] = stored["models"]
+    assert row["shift"] == "imagenet-v2" and row["clean_top1"] == 80.0 and row["shift_top1"] == 70.0
+    line = next(line for line in section.splitlines() if line.startswith("| vit |"))
+    cells = [cell.strip() for cell in line.strip("|").split("|")]
+    assert cells[2:5] == ["80.00", "70.00", f"{row['predicted_top1']:.2f}"]
+    assert cells[5] == f"{row['value']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]"
+    assert cells[6] == "50,000 / 10,000"
+    assert "slope" in section and "Taori et al. 2020" in section
+    plain = _results(keys=("vit",))
+    plain[ANALYSIS_KEY] = {"confidence_level": 0.95, "published": [], "findings": []}
+    assert "## Effective robustness" not in render_model_card(results=[plain], repo_id="me/robustness")
