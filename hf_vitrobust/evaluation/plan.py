@@ -16,7 +16,6 @@ transformers folder or cached Hub id needs its config.json and preprocessor_conf
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,13 +23,11 @@ from typing import Any
 import torch
 
 from ..analysis.record import model_key
-from ..constants import LABEL_SPACE_CLASSES
+from ..constants import LABEL_SPACE_CLASSES, is_hub_id
 from ..models import Classifier, Preprocessing, load_classifier
 from ..models.timm_loading import LOCAL_DIR, is_timm_folder, load_timm
 from .config import EvaluationConfig, EvaluationError, ResolvedRun
 from .model_input import model_input
-
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def _not_cached(spec: str, error: Exception) -> EvaluationError:
@@ -57,7 +54,7 @@ def config_classifier(spec: str) -> Classifier:
             with torch.device("meta"):
                 module, preprocessing, labels, _ = load_timm(name, None, {"pretrained": False})
             return Classifier(module, preprocessing, id2label=labels, name=spec, spec=spec)
-        if is_folder or (_HUB_ID.match(spec) and not os.path.exists(spec)):
+        if is_folder or (is_hub_id(spec) and not os.path.exists(spec)):
             from transformers import AutoConfig, AutoImageProcessor, AutoModelForImageClassification
 
             try:
@@ -197,7 +194,7 @@ def _images(bench: BenchmarkPlan) -> str:
         which = "all"
     else:
         which = f"the {kept['subset']} {kept['limit']}" + (
-            f" (seed {kept['seed']})" if kept["subset"] == "random" else ""
+            f" (seed {kept['seed']})" if kept["subset"] in ("random", "class-balanced") else ""
         )
     if bench.source is None:
         return f"{which}; no source: not run unless --data {bench.name}=SOURCE gives one (optional)"
@@ -231,7 +228,11 @@ def _benchmark_plan(
         protocol=protocol,
         origins=origins,
         pairing=pairing and pairing.why,
-        images={"limit": limit, "subset": subset, "seed": resolved.seed if subset == "random" else None},
+        images={
+            "limit": limit,
+            "subset": subset,
+            "seed": resolved.seed if subset in ("random", "class-balanced") else None,
+        },
         source=source,
         source_origin=source_origin,
     )

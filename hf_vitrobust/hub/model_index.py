@@ -19,18 +19,13 @@ keep results.json's units, which the metric names state. The first rows of each 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..constants import is_hub_id
+
 OWN_NAMESPACE = "hf_vitrobust"
 HUB_KINDS = ("hub", "datasets", "parquet")
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def is_hub_id(value: Any) -> bool:
-    """Whether `value` reads as a Hub repository id, "org/name"."""
-    return isinstance(value, str) and bool(_HUB_ID.match(value))
 
 
 def is_own_type(dataset_type: str) -> bool:

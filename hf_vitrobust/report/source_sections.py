@@ -6,16 +6,15 @@ samples and the skipped images."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..analysis.results import run_names
+from ..constants import is_hub_id
 from ..probes.display import MISSING, fmt_count
 from .blocks import Block, Heading, Table
 
 #: A Hub repository id, "org/name" (a source that read a local copy records its path instead).
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 #: Sources read with `datasets` from a Hub id or a local copy of one.
 _HUB_KINDS = ("hub", "datasets")
 #: Local sources other than a Hub copy: the words for what they read.
@@ -40,7 +39,7 @@ def _hub_text(source: Mapping[str, Any]) -> str:
         split = f", {len(parts)} parts ({parts[0]} … {parts[-1]})"
     else:
         split = ""
-    where = "a Hub dataset" if _HUB_ID.match(location) else "a local copy of a Hub dataset"
+    where = "a Hub dataset" if is_hub_id(location) else "a local copy of a Hub dataset"
     return f"{where}: {location}{split}{_revision(source)}"
 
 
