@@ -20,6 +20,10 @@ the sources). A benchmark's protocol has up to four parts:
   - "squash-224": a plain resize to 224 x 224 (aspect ratio not kept), no crop, fed at 224 whatever the model's own
     size: Paul & Chen's BiT-M notebooks (TF-Hub models, `tf.image.resize(image, (224, 224))`), for models that run
     at 224. For a 224-pixel model it is "native-resize".
+  - "park-kim-notebook": Park & Kim's feature-map input (how-do-vits-work `fourier_analysis.ipynb`, cell 9, behind
+    their Fig. 2a and 8): PIL's `Image.resize((224, 224))` (bicubic, Pillow's default since 7.0; aspect ratio not
+    kept, no crop) and ImageNet's mean/std whatever the model's own normalisation (timm's `vit_tiny_patch16_224`
+    has 0.5/0.5), for models that run at 224.
 - interpolation (every benchmark; it bears only where the preprocessing resizes): the resize kernel.
   - "model-own": the kernel the preprocessing names (the model's own from its timm data config or image
     processor; bilinear for resize256-crop224), by PIL with antialiasing, as timm and transformers resize.
@@ -70,12 +74,16 @@ from ..data import RELEASE_ENCODINGS, Benchmark
 from ..data.hub_datasets import HUB_IMAGE_BYTES
 from ..registry import did_you_mean
 
+#: Park & Kim's feature-map preprocessing (`fourier_analysis.ipynb`), the input of their Fig. 2a and 8.
+PARK_KIM_NOTEBOOK = "park-kim-notebook"
 PREPROCESSING_PROTOCOLS: dict[str, str] = {
     "model-native": "the model's own evaluation transform (resize and centre crop to its input size)",
     "as-released": "no resize: the centre crop to the release's size, fed at that size",
     "native-resize": "a plain resize to the model's input size (aspect ratio not kept), no crop",
     "resize256-crop224": "shorter side to 256 (bilinear), centre crop 224, fed at 224 (the Hendrycks scripts)",
     "squash-224": "a plain resize to 224x224 (aspect ratio not kept), fed at 224 (Paul & Chen's BiT-M notebooks)",
+    PARK_KIM_NOTEBOOK: "PIL bicubic resize to 224x224 (no crop) and ImageNet mean/std whatever the model's own "
+    "(Park & Kim's fourier_analysis.ipynb)",
 }
 INTERPOLATION_PROTOCOLS: dict[str, str] = {
     "model-own": "the preprocessing's own kernel (the model's, from its config), by PIL with antialiasing",
@@ -308,6 +316,7 @@ __all__ = [
     "LATER_PART_DEFAULTS",
     "MCE_PROTOCOLS",
     "OOD_SCORE_PROTOCOL",
+    "PARK_KIM_NOTEBOOK",
     "PREPROCESSING_PROTOCOLS",
     "RELEASE_ENCODING_PROTOCOLS",
     "benchmark_protocol",

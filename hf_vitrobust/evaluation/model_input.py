@@ -14,9 +14,11 @@ from ..analysis.pairings import Pairing
 from ..analysis.protocols import (
     DEFAULT_INTERPOLATION,
     INTERPOLATION_PROTOCOLS,
+    PARK_KIM_NOTEBOOK,
     PREPROCESSING_PROTOCOLS,
     resize_kernel,
 )
+from ..constants import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 from ..data import Benchmark
 from ..models.classifier import Classifier, Preprocessing
 from ..probes.spec import ProbeNotApplicable, get_probe
@@ -63,6 +65,19 @@ class ModelInput:
         }
 
 
+def park_kim_notebook_preprocessing() -> Preprocessing:
+    """Park & Kim's feature-map input (`fourier_analysis.ipynb` cell 9): PIL's `Image.resize((224, 224))`, bicubic
+    (Pillow's default), no crop, then ImageNet's mean/std, whatever the model's own normalisation."""
+    side = (_REFERENCE_CROP, _REFERENCE_CROP)
+    return Preprocessing(
+        input_size=side,
+        resize_size=side,
+        interpolation="bicubic",
+        mean=IMAGENET_DEFAULT_MEAN,
+        std=IMAGENET_DEFAULT_STD,
+    )
+
+
 def _native_resize(preprocessing: Preprocessing) -> Preprocessing:
     return Preprocessing(
         input_size=preprocessing.input_size,
@@ -102,7 +117,8 @@ def model_input(
     docstring), resized with the kernel of `interpolation` (`with_interpolation`); `pairing`: the suite's pairing
     that chose the preprocessing for this model, recorded; its interpolation, where it names one, replaces the
     default "model-own" (a benchmark's explicit other kernel wins). Raises ValueError before any work when the model
-    cannot run under it ("resize256-crop224" or "squash-224" for a model that does not run at 224 pixels);
+    cannot run under it ("resize256-crop224", "squash-224" or "park-kim-notebook" for a model that does not run at
+    224 pixels);
     "as-released" falls back to "native-resize" for such a model."""
     own = classifier.preprocessing
     if pairing is not None and pairing.interpolation is not None and interpolation == DEFAULT_INTERPOLATION:
@@ -115,7 +131,7 @@ def model_input(
     def made(chosen: Preprocessing, applied: str, note: str | None = None) -> ModelInput:
         if not chosen.crop_only:
             chosen = with_interpolation(chosen, interpolation)
-        view = classifier.with_preprocessing(chosen)
+        view = classifier.with_preprocessing(chosen, renormalise=applied == PARK_KIM_NOTEBOOK)
         why = pairing and pairing.why
         return ModelInput(view, preprocessing, applied, note, chosen.to_dict(), why, interpolation)
 
@@ -123,7 +139,7 @@ def model_input(
         return made(own, "model-native")
     if preprocessing == "native-resize":
         return made(_native_resize(own), "native-resize")
-    if preprocessing in ("resize256-crop224", "squash-224"):
+    if preprocessing in ("resize256-crop224", "squash-224", PARK_KIM_NOTEBOOK):
         if preprocessing == "resize256-crop224":
             chosen = Preprocessing(
                 input_size=_REFERENCE_CROP,
@@ -132,6 +148,8 @@ def model_input(
                 mean=own.mean,
                 std=own.std,
             )
+        elif preprocessing == PARK_KIM_NOTEBOOK:
+            chosen = park_kim_notebook_preprocessing()
         else:
             side = (_REFERENCE_CROP, _REFERENCE_CROP)
             chosen = Preprocessing(

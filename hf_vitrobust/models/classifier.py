@@ -235,17 +235,23 @@ class Classifier(nn.Module):
                 known[size] = False
         return known[size]
 
-    def with_preprocessing(self, preprocessing: Preprocessing) -> "Classifier":
+    def with_preprocessing(self, preprocessing: Preprocessing, *, renormalise: bool = False) -> "Classifier":
         """A classifier on the same module (the same weights, not a copy) that reads images with `preprocessing`,
         at its input size: how an evaluation protocol feeds, e.g., the 224-pixel ImageNet-C images to a model
         whose own transform is 448 pixels (Paul & Chen's BiT-M runs). Raises ValueError when the model does not
-        run at that size or when `preprocessing` normalises differently (the normalisation belongs to the model).
+        run at that size or when `preprocessing` normalises differently (the normalisation belongs to the model),
+        unless `renormalise`: a protocol that replaces the model's mean/std on purpose (Park & Kim's feature-map
+        notebook feeds ImageNet's to every model).
         """
         if not isinstance(preprocessing, Preprocessing):
             raise TypeError(f"preprocessing must be a Preprocessing, got {type(preprocessing).__name__}.")
         if preprocessing == self.preprocessing:
             return self
-        if (preprocessing.mean, preprocessing.std) != (self.preprocessing.mean, self.preprocessing.std):
+        same_normalisation = (preprocessing.mean, preprocessing.std) == (
+            self.preprocessing.mean,
+            self.preprocessing.std,
+        )
+        if not renormalise and not same_normalisation:
             raise ValueError(
                 f"{self.name}: a protocol may change the geometry of the input, not its normalisation "
                 f"(model mean/std {self.preprocessing.mean}/{self.preprocessing.std})."
