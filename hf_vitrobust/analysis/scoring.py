@@ -176,7 +176,8 @@ def corruption_metrics(
 ) -> dict[str, Any]:
     """ImageNet-C (CIFAR-C): mCE and relative mCE (AlexNet-normalised, ImageNet-C only), the per-cell errors, and
     the figures of the papers: Paul & Chen's mean top-1 at severity 5 over every corruption present (Fig. 2) and
-    contrast at severity 5 (Fig. 3); Park & Kim's mean accuracy over all cells.
+    contrast at severity 5 (Fig. 3); Park & Kim's mean accuracy over all cells. A benchmark whose corruptions come
+    in groups (ImageNet-3DCC) adds the mean top-1 per corruption and per group, each over the cells present.
 
     ImageNet-C's mCE comes under both protocols (`protocols`): "alexnet-15" (the canonical mCE) and
     "unnormalized-19" (ImageNet-C/test.py's printed mean over every corruption present, the extras included);
@@ -214,8 +215,23 @@ def corruption_metrics(
     result["severity5_top1"] = float(np.mean(list(severity5.values()))) if severity5 else None
     result["contrast_s5_top1"] = severity5.get("contrast")
     result["mean_top1"] = float(np.mean(list(top1.values()))) if top1 else None
+    if benchmark.corruption_groups:  # ImageNet-3DCC: per corruption and per group, each a mean over its cells
+        result["top1_by_corruption"] = _mean_over_cells(top1, {c: (c,) for c in benchmark.corruptions})
+        result["top1_by_group"] = _mean_over_cells(top1, dict(benchmark.corruption_groups))
     result["num_samples"] = num_labelled
     return result
+
+
+def _mean_over_cells(
+    top1: dict[tuple[str, int], float], parts: dict[str, tuple[str, ...]]
+) -> dict[str, float]:
+    """The mean top-1 over the cells present of each part's corruptions, in the parts' order; absent parts left out."""
+    means = {}
+    for part, names in parts.items():
+        values = [value for (corruption, _), value in top1.items() if corruption in names]
+        if values:
+            means[part] = float(np.mean(values))
+    return means
 
 
 def sequence_metrics(frame: pd.DataFrame) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from .hub_schemas import (
     register_hub_schema,
     register_unstreamable_repo,
 )
+from .imagenet_3dcc import IMAGENET_3DCC_CORRUPTIONS, IMAGENET_3DCC_GROUPS  # registers imagenet-3dcc
 from .loading import ImageNetOSource, load_benchmark, parse_hub_spec, resolve_source
 from .local import ImageFolderSource
 from .samples import (
@@ -89,6 +90,8 @@ __all__ = [
     "UNSTREAMABLE_REPOS",
     "IMAGENET_9_CLASSES",
     "IMAGENET_9_VARIANTS",
+    "IMAGENET_3DCC_CORRUPTIONS",
+    "IMAGENET_3DCC_GROUPS",
     "NO_LABEL",
     "BadSampleError",
     "Benchmark",

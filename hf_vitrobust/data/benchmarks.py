@@ -59,6 +59,8 @@ class Benchmark:
     kind: how it is scored, summarised and shown: a name of `hf_vitrobust.analysis.BENCHMARK_KINDS` ("clean",
         "masked" (ImageNet-A/R), "corruption", "perturbation", "ood", "background"); written into results.json.
     corruptions / severities: the corruptions and severities it has (the "corruptions" and "severities" options).
+    corruption_groups: its corruptions by group, where its release groups them (ImageNet-3DCC: depth of field,
+        camera motion, ...); its metrics then add the mean top-1 per corruption and per group.
     variants: its variants (ImageNet-9), perturbations (ImageNet-P) or test sets (ImageNet-V2): the "variant" option;
         `variant_groups` are the shorthands a suite may write for several ("all", "test", ...), `variant_noun` names
         one in errors. one_variant: the option names a single one (ImageNet-V2: each test set is its own number).
@@ -101,6 +103,7 @@ class Benchmark:
     one_variant: bool = False
     corruptions: tuple[str, ...] = ()
     severities: tuple[int, ...] = ()
+    corruption_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     difficulties: tuple[int, ...] = ()
     in_distribution_from: str | None = None
     folder_layout: str | None = "classes"

@@ -289,7 +289,11 @@ def resolve_source(
             class_subset=bench.class_subset if bench.folder_labels == "wnid" else None,
             class_names=bench.class_names if bench.folder_labels == "names" else None,
             variants=variants if bench.folder_layout == "imagenet_9" else None,
-            **(selection if bench.folder_layout == "corruption_severity" else {}),
+            **(
+                {**selection, "corruption_names": bench.corruptions}
+                if bench.folder_layout == "corruption_severity"
+                else {}
+            ),
         )
 
     path, config, revision = parse_hub_spec(spec)

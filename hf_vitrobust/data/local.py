@@ -72,6 +72,8 @@ class ImageFolderSource(Source):
         superclass of an "NN_class" folder) or "ood" (`NO_LABEL`, is_ood=True, any folder names).
     class_subset: with labels="wnid", the only wnids allowed (ImageNet-A/R/O); another wnid is a SchemaError.
     corruptions / severities: ImageNet-C selection (default: every corruption and severity present).
+    corruption_names: the corruption folders the "corruption_severity" layout knows (default ImageNet-C's 19; the
+        benchmark's own, such as ImageNet-3DCC's 12); any other folder is a SchemaError.
     variants: ImageNet-9 selection (default: every variant present); `variant` names a single-variant folder.
     """
 
@@ -90,6 +92,7 @@ class ImageFolderSource(Source):
         variants: Sequence[str] | None = None,
         variant: str | None = None,
         metadata: dict[str, Any] | None = None,
+        corruption_names: Sequence[str] = ALL_CORRUPTIONS,
     ) -> None:
         super().__init__()
         if layout not in LAYOUTS:
@@ -107,6 +110,7 @@ class ImageFolderSource(Source):
         self.severities = None if severities is None else [int(s) for s in severities]
         self.variants = None if variants is None else list(variants)
         self.variant = variant
+        self.corruption_names = tuple(corruption_names)
         self.metadata = dict(metadata or {})
         if labels == "ood":
             self.metadata["is_ood"] = True
@@ -175,14 +179,16 @@ class ImageFolderSource(Source):
         ]
 
     def _corruption_folders(self) -> list[_ClassFolder]:
-        known = ALL_CORRUPTIONS
+        known = self.corruption_names
         present = _subdirs(self.root)
         cell = _corruption_cell(self.root, known)
         if cell is not None and not any(n in known for n in present):
             return self._single_corruption_folders(*cell)
         unknown = [n for n in present if n not in known]
         if unknown:
-            raise SchemaError(f"{self.root}: folder {unknown[0]!r} is not an ImageNet-C corruption.")
+            raise SchemaError(
+                f"{self.root}: folder {unknown[0]!r} is not a corruption of this benchmark; known: {', '.join(known)}."
+            )
         if self.corruptions is not None:
             missing = [c for c in self.corruptions if c not in present]
             if missing:

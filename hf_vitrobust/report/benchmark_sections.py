@@ -149,6 +149,12 @@ def corruption_section(
             "severity",
             "Mean top-1 per severity over the corruptions present (%)",
         ),
+        (
+            lambda v: (data(v) or {}).get("top1_by_corruption"),
+            "corruption",
+            "Mean top-1 per corruption over its severities present (%)",
+        ),
+        (lambda v: (data(v) or {}).get("top1_by_group"), "group", "Mean top-1 per corruption group (%)"),
     ):
         if table := named_value_table(views, values, first, fmt_percent, title):
             blocks.append(table)

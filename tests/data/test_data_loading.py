@@ -35,6 +35,7 @@ EXPECTED = {
     "imagenet-sketch": 1000,
     "imagenet-v2": 1000,
     "objectnet": 1000,
+    "imagenet-3dcc": 1000,
     "cifar10-c": 10,
     "cifar100-c": 100,
     "cifar10": 10,
@@ -64,7 +65,7 @@ def test_benchmark_entry_is_consistent(name):
         matched = match_schema(repo)
         # The training sets read the Hub copies (and schemas) of their evaluation sets, at split "train".
         assert matched is not None and matched.schema.benchmark == (benchmark.hub_schemas_from or name), repo
-    if name in ("imagenet-p", "imagenet-9", "imagenet-v2", "objectnet"):
+    if name in ("imagenet-p", "imagenet-9", "imagenet-v2", "objectnet", "imagenet-3dcc"):
         # No streaming Hub copy: the release folder (or, for ImageNet-V2, a downloaded Hub copy) must be given.
         assert benchmark.default_source is None
     elif name in ("cifar10-c", "cifar100-c"):
@@ -75,7 +76,8 @@ def test_benchmark_entry_is_consistent(name):
             0
         ]
     if benchmark.corruptions:
-        assert benchmark.severities == (1, 2, 3, 4, 5) and len(benchmark.corruptions) == 19
+        expected = 12 if name == "imagenet-3dcc" else 19  # ImageNet-3DCC's release has 12, ImageNet-C's 19
+        assert benchmark.severities == (1, 2, 3, 4, 5) and len(benchmark.corruptions) == expected
 
 
 def test_tasks_and_subsets_of_the_special_benchmarks():

@@ -1,0 +1,158 @@
+# Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
+"""ImageNet-3DCC from a folder laid out like its release (`ImageNet-3DCC/<corruption>/<severity>/<wnid>/<file>`, as
+tools/download_imagenet_3dcc.sh unpacks it and RobustBench's load_imagenet3dcc reads it), end to end through
+`evaluate()`: the labels come from the wnid folders, and the headline mean top-1 and the per-cell and
+per-corruption tables are recomputed here from the stored predictions. "generated:" is refused with what the
+generator needs, and a bad corruption name or severity with the valid ones, before any work."""
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+from PIL import Image
+from probe_models import save_vit_folder, tiny_vit_model
+
+from hf_vitrobust.data import get_benchmark, load_benchmark
+from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
+from hf_vitrobust.evaluation.runner import evaluate
+from hf_vitrobust.models import load_classifier
+from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
+from hf_vitrobust.report.document import render_markdown
+
+# The release's 12 folder names (EPFL-VILAB/3DCommonCorruptions tools/download_imagenet_3dcc.sh), written out here.
+RELEASE_CORRUPTIONS = {
+    "near_focus", "far_focus", "fog_3d", "flash", "color_quant", "low_light", "xy_motion_blur", "z_motion_blur",
+    "iso_noise", "bit_error", "h265_abr", "h265_crf",
+}  # fmt: skip
+CELLS = [(c, s) for c in ("fog_3d", "near_focus") for s in (1, 3)]
+
+
+def _jpeg(seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    array = np.repeat(np.repeat(rng.integers(0, 256, (2, 2, 3), dtype=np.uint8), 8, axis=0), 8, axis=1)
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, "JPEG", quality=95)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> dict:
+    """A tiny ViT and a 2 x 2-cell ImageNet-3DCC folder: per cell three images, filed under the model's own argmax
+    class (right) or under another class (wrong); cell k holds k % 3 wrong ones, so the cells differ."""
+    root = tmp_path_factory.mktemp("3dcc")
+    model = tiny_vit_model(patch_size=8, num_labels=1000, seed=5)
+    with torch.no_grad():
+        model.classifier.weight.mul_(20.0)
+    save_vit_folder(root / "vit", model)
+    images = [_jpeg(seed) for seed in range(6)]
+    classifier = load_classifier(str(root / "vit"))
+    with torch.no_grad():
+        pixels = classifier.preprocess([Image.open(io.BytesIO(b)).convert("RGB") for b in images])
+        argmax = classifier(pixels).argmax(1).tolist()
+    folder = root / "ImageNet-3DCC"
+    for cell, (corruption, severity) in enumerate(CELLS):
+        for k in range(3):
+            image = (cell + k) % len(images)
+            wrong = k < cell % 3
+            wnid = IMAGENET_WNIDS[(argmax[image] + 7) % 1000 if wrong else argmax[image]]
+            path = (
+                folder / corruption / str(severity) / wnid / f"ILSVRC2012_val_{100 * cell + k + 1:08d}.JPEG"
+            )
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(images[image])
+    return {"root": root, "model": str(root / "vit"), "folder": str(folder)}
+
+
+def test_the_benchmark_has_the_release_corruptions_and_severities():
+    benchmark = get_benchmark("imagenet-3dcc")
+    assert set(benchmark.corruptions) == RELEASE_CORRUPTIONS and len(benchmark.corruptions) == 12
+    assert benchmark.severities == (1, 2, 3, 4, 5)
+    assert benchmark.kind == "corruption" and benchmark.label_space == "imagenet-1k"
+    assert benchmark.folder_layout == "corruption_severity" and benchmark.released_size == 224
+    assert not benchmark.alexnet_baseline and benchmark.default_source is None
+
+
+def test_evaluate_scores_the_release_folder_with_the_mean_top1_recomputed(release):
+    suite = release["root"] / "suite.yaml"
+    entry = {"source": release["folder"], "corruptions": ["fog_3d", "near_focus"], "severities": [1, 3]}
+    suite.write_text(
+        yaml.safe_dump({"name": "3dcc", "batch_size": 8, "benchmarks": {"imagenet-3dcc": entry}})
+    )
+    output = release["root"] / "run"
+    evaluate(
+        EvaluationConfig(
+            models=[release["model"]], suite=str(suite), output=output, progress=False, report=False
+        )
+    )
+    results = json.loads((output / "results.json").read_text())
+    [key] = [path.name for path in (output / "predictions").iterdir()]
+    frame = pd.read_parquet(output / "predictions" / key / "imagenet-3dcc.parquet")
+    assert len(frame) == 12
+    # Labels: the ImageNet-1k index of each file's wnid folder.
+    wnids = frame["sample_id"].astype(str).str.split("/").str[2]
+    assert (frame["label"].to_numpy() == [IMAGENET_WNIDS.index(w) for w in wnids]).all()
+    # Independent re-derivation of the cell table and the headline from the stored predictions.
+    right = frame["prediction"].to_numpy() == frame["label"].to_numpy()
+    by_cell = (
+        100.0
+        * pd.Series(right).groupby([frame["corruption"].to_numpy(), frame["severity"].to_numpy()]).mean()
+    )
+    assert sorted(by_cell.index) == sorted(CELLS)
+    assert by_cell.nunique() == 3  # 100, 66.7 and 33.3 %: the cells differ
+    assert results["benchmarks"]["imagenet-3dcc"]["kind"] == "corruption"
+    metrics = results["metrics"][key]["imagenet-3dcc"]
+    assert metrics["top1_by_cell"] == pytest.approx({f"{c}/{s}": by_cell[(c, s)] for c, s in CELLS})
+    assert metrics["mean_top1"] == pytest.approx(by_cell.mean())
+    by_corruption = {c: by_cell[c].mean() for c in ("near_focus", "fog_3d")}
+    assert metrics["top1_by_corruption"] == pytest.approx(by_corruption)
+    # fog_3d is the "weather" group's only corruption, near_focus one of "depth of field"'s two (the other absent).
+    assert metrics["top1_by_group"] == pytest.approx(
+        {"depth of field": by_corruption["near_focus"], "weather": by_corruption["fog_3d"]}
+    )
+    assert list(metrics["top1_by_group"]) == ["depth of field", "weather"]  # the release's group order
+    [summary] = results["summary"].values()
+    assert summary == pytest.approx({"imagenet-3dcc mean top-1 %": by_cell.mean()})
+    report = render_markdown([results], {})  # the report's text, without drawing its figures
+    assert "Mean top-1 per corruption group (%)" in report
+    assert f"| weather | {by_corruption['fog_3d']:.2f}" in report
+
+
+def test_generated_is_refused_with_what_the_generator_needs(tmp_path, release):
+    with pytest.raises(ValueError, match="imagenet-3dcc cannot be generated") as refused:
+        load_benchmark("imagenet-3dcc", "generated:builtin", corruptions=["fog_3d"])
+    assert "depth map" in str(refused.value) and "reshading" in str(refused.value)
+    suite = tmp_path / "generated.yaml"
+    entry = {"source": "generated:builtin", "corruptions": ["fog_3d"]}
+    suite.write_text(yaml.safe_dump({"name": "g", "benchmarks": {"imagenet-3dcc": entry}}))
+    output = tmp_path / "run"
+    with pytest.raises((EvaluationError, ValueError), match="cannot be generated"):
+        evaluate(
+            EvaluationConfig(
+                models=[release["model"]], suite=str(suite), output=output, progress=False, report=False
+            )
+        )
+    assert not (output / "predictions").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"corruptions": ["fog"]}, r"unknown corruption 'fog'\. Did you mean 'fog_3d'\?.*Known: near_focus"),
+        ({"corruptions": "standard"}, r"unknown corruption 'standard'.*\(or all\)"),
+        ({"severities": [6]}, r"severities must be integers in 1\.\.5"),
+    ],
+)
+def test_a_bad_corruption_or_severity_is_refused_with_the_valid_ones(release, options, message):
+    with pytest.raises(ValueError, match=message):
+        load_benchmark("imagenet-3dcc", release["folder"], **options)
+
+
+def test_a_folder_of_imagenet_c_corruptions_is_refused_with_the_3dcc_names(tmp_path):
+    (tmp_path / "fog" / "1" / "n01440764").mkdir(parents=True)
+    (tmp_path / "fog" / "1" / "n01440764" / "a.JPEG").write_bytes(_jpeg(0))
+    with pytest.raises(ValueError, match="'fog' is not a corruption of this benchmark; known: near_focus"):
+        list(load_benchmark("imagenet-3dcc", str(tmp_path)).samples())
