@@ -7,7 +7,7 @@ corruption, unpacked into `ImageNet-3DCC/<corruption>/<severity>/<wnid>/<file>`:
 validation file names kept. RobustBench reads it that way (github.com/RobustBench/robustbench at 78fcc9e,
 `robustbench/data.py` `load_imagenet3dcc`: `<data_dir>/ImageNet-3DCC/<corruption>/<severity>` joined with the
 "<wnid>/ILSVRC2012_val_*.JPEG" entries of its 5,000-image list). The images are 224 x 224 centre crops: the
-generator's ImageNet path takes `Resize(256), CenterCrop(224)` (`create_3dcc/dataset.py`), and RobustBench's
+generator's ImageNet lines (commented out in `create_3dcc/dataset.py`) are `Resize(256), CenterCrop(224)`, and RobustBench's
 default loader feeds them with `ToTensor()` alone, stacking them into one batch. The data is CC-BY-NC 4.0 (the
 repository's licence); nothing of it is shipped here.
 
