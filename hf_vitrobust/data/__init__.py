@@ -24,7 +24,7 @@ from .class_lists import (
 )
 from .decoding import BadSampleError, DecodedImage, decode_image
 from .hub import HubSource
-from .hub_datasets import hub_sources_markdown
+from .hub_docs import hub_sources_markdown
 from .hub_labels import (
     CIFAR10_CLASSES,
     CIFAR100_CLASSES,

@@ -31,7 +31,7 @@ from ..registry import Registry, did_you_mean
 from .builtin import BUILTIN_SOURCE
 from .class_lists import ClassSubset, imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
 from .hub_labels import CIFAR10_CLASSES, CIFAR100_CLASSES
-from .hub_schemas import HUB_SCHEMAS, HubSchema, hub_schemas_for
+from .hub_schemas import HUB_SCHEMAS, HubSchema, check_complete_split, check_not_refused, hub_schemas_for
 from .imagenet_v2 import IMAGENET_V2_VARIANTS
 from .objectnet import objectnet_class_subset
 from .samples import SchemaError, Source
@@ -255,6 +255,7 @@ class Benchmark:
         if not isinstance(value, str) or not value:
             raise ValueError(f"{key} must be a non-empty string, got {value!r}.")
         if key == "split":
+            check_complete_split(value)
             benchmark_split(self, value)  # a training set reads its own split only
         return value
 
@@ -272,6 +273,8 @@ class Benchmark:
                 f"'{BUILTIN_SOURCE}' (the bundled sample of ImageNet-labelled photos) is a source of imagenet-val "
                 f"only, not of {self.name}{hint}"
             )
+        if source is not None:
+            check_not_refused(source[len("generated:") :] if source.startswith("generated:") else source)
         if source is None or not source.startswith("generated:"):
             return
         if self.generated_from is None:

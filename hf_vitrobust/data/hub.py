@@ -35,6 +35,8 @@ from .hub_schemas import (
     HubSchema,
     SchemaMatch,
     UnstreamableRepo,
+    check_complete_split,
+    check_not_refused,
     check_streamable,
     get_hub_schema,
     hub_schemas_for,
@@ -80,6 +82,9 @@ class HubSource(DatasetsSource):
         if unavailable not in ("error", "skip"):
             raise ValueError(f"unavailable must be 'error' or 'skip', got {unavailable!r}")
         self.path = path.rstrip("/")
+        check_not_refused(self.path)
+        if split is not None:
+            check_complete_split(split, self.path)
         if not os.path.exists(self.path):
             check_streamable(self.path)
         if isinstance(schema, str):

@@ -5,7 +5,8 @@ Every schema below was checked against the dataset's published card, viewer and 
 against the official `datasets` loading scripts and other projects' loaders), read on 2026-12-01 from stored copies
 of those public pages; no page was fetched live and nothing here was downloaded. Each fact carries its source and
 date in `HubSchema.confirmed`; what could not be verified is said in `HubSchema.unverified`. The same evidence, as
-a table, is `docs/hub_datasets.md`, written by `hub_sources_markdown()`.
+a table, is `docs/hub_datasets.md`, written by `hub_docs.hub_sources_markdown()`. The copies read from their own files
+(WebDataset shards, release archives) and the repositories refused are in `hub_copies`.
 
 Also here: the class-name spellings of Hub copies that differ from the shipped class lists (`crane2`, `cra`),
 accepted deliberately, and the repositories that cannot be streamed (loading scripts without data files), refused
@@ -16,10 +17,9 @@ from __future__ import annotations
 
 from ..constants import SEVERITIES, STANDARD_CORRUPTIONS
 from .class_lists import imagenet_a_classes, imagenet_o_classes, imagenet_r_classes
-from .hub_labels import CLASS_NAME_VARIANTS, ClassNameVariant, register_class_name_variant
+from .hub_copies import COPY_IMAGE_BYTES
+from .hub_labels import ClassNameVariant, register_class_name_variant
 from .hub_schemas import (
-    HUB_SCHEMAS,
-    UNSTREAMABLE_REPOS,
     Evidence,
     HubSchema,
     UnstreamableRepo,
@@ -510,84 +510,5 @@ HUB_IMAGE_BYTES: dict[str, tuple[str, str]] = {
         "re-encoded",
         "the release is pickled uint8 arrays (no image files); the Image column stores each image encoded as a file",
     ),
+    **COPY_IMAGE_BYTES,
 }
-
-
-def _cell(text: str) -> str:
-    """Text for a markdown table cell: pipes and angle brackets (`<corruption>`) escaped."""
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def hub_sources_markdown() -> str:
-    """`docs/hub_datasets.md`: every registered Hub dataset, class-name variant and unstreamable repository with
-    what was verified, where, as of when, and what could not be verified."""
-    lines = [
-        "# Hub datasets: what was verified, and where",
-        "",
-        "Generated from the registry in `hf_vitrobust/data/hub_datasets.py` by `hub_sources_markdown()` "
-        "(`python -c 'from hf_vitrobust.data import hub_sources_markdown as m; print(m(), end=\"\")' > "
-        "docs/hub_datasets.md`); a test keeps the two equal.",
-        f"Every fact was read on {READ_ON} from stored copies of the public pages named (no live page, no "
-        "download); the pages' own dates are given where they show them. Before a long run, "
-        "`vitrobust check-data BENCHMARK SOURCE` confirms a source in seconds.",
-        "",
-        "## Schemas",
-        "",
-        "| Hub id | schema | benchmark | what was verified | source | as of | what could not be verified |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for schema in HUB_SCHEMAS.values():
-        for k, evidence in enumerate(schema.confirmed):
-            first = k == 0
-            cells = [
-                f"`{schema.repo}`" if first else "",
-                f"`{schema.name}`" if first else "",
-                schema.benchmark if first else "",
-                _cell(evidence.fact),
-                _cell(evidence.source),
-                _cell(evidence.as_of),
-                _cell("; ".join(schema.unverified) or "nothing left unverified") if first else "",
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "## Image bytes: the release's files or a re-encoded copy",
-        "",
-        "Recorded in results.json per benchmark (`image_bytes`); a published number compared with a run that read "
-        "re-encoded or unknown bytes is marked approximate.",
-        "",
-        "| schema | image bytes | why |",
-        "|---|---|---|",
-    ]
-    for name in HUB_SCHEMAS:
-        value, why = HUB_IMAGE_BYTES.get(name, ("unknown", "not recorded for this schema"))
-        lines.append(f"| `{name}` | {value} | {_cell(why)} |")
-    lines += [
-        "",
-        "## Class-name spellings accepted deliberately",
-        "",
-        "| label space | spelling | class | source | as of |",
-        "|---|---|---|---|---|",
-    ]
-    for table in CLASS_NAME_VARIANTS.values():
-        for variant in table.values():
-            lines.append(
-                f"| {variant.label_space} | `{variant.spelling}` | {variant.index} | "
-                f"{_cell(variant.evidence.fact)}; {_cell(variant.evidence.source)} | {_cell(variant.evidence.as_of)} |"
-            )
-    lines += [
-        "",
-        "Any other name that matches no class still fails with a `SchemaError` naming it.",
-        "",
-        "## Repositories that cannot be streamed",
-        "",
-        "| Hub id | benchmark | why | use instead | source | as of |",
-        "|---|---|---|---|---|---|",
-    ]
-    for entry in UNSTREAMABLE_REPOS.values():
-        for evidence in entry.confirmed:
-            lines.append(
-                f"| `{entry.repo}` | {entry.benchmark} | {_cell(entry.reason)}: {_cell(evidence.fact)} | "
-                f"{_cell(entry.instead)} | {_cell(evidence.source)} | {_cell(evidence.as_of)} |"
-            )
-    return "\n".join(lines) + "\n"

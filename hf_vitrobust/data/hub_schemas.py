@@ -15,6 +15,7 @@ that read them are in `hub`.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -217,20 +218,85 @@ def check_streamable(repo: str) -> None:
         raise SchemaError(f"{entry.repo} cannot be streamed: {entry.reason}. Use instead: {entry.instead}.")
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Repositories and splits refused: they carry a benchmark's name but not the benchmark
+
+
+@dataclass(frozen=True)
+class RefusedRepo:
+    """Hub repositories (an id, or a glob such as "MarMaster/corruption-*") that hold something other than the
+    benchmark they are named after (a regenerated copy, an incomplete one), refused before any download with the
+    reason and what to use instead; `confirmed` says what was verified and where, `unverified` what was not."""
+
+    pattern: str
+    benchmark: str
+    reason: str
+    instead: str
+    confirmed: tuple[Evidence, ...] = ()
+    unverified: tuple[str, ...] = ()
+
+
+#: Lower-case repository id or glob -> entry; filled by `hub_copies`.
+REFUSED_REPOS: Registry[RefusedRepo] = Registry("refused repository")
+
+#: A split the Hub's parquet converter wrote for a dataset too large to convert whole: it holds only the rows of the
+#: first part of the data (the converter's "partial-" prefix, e.g. clip-benchmark/wds_objectnet's partial-test).
+PARTIAL_SPLIT = re.compile(r"partial-[\w.-]+", flags=re.IGNORECASE)
+
+
+def register_refused_repo(entry: RefusedRepo) -> RefusedRepo:
+    """Refuse every repository `entry.pattern` names, before any download."""
+    return REFUSED_REPOS.register(entry.pattern.lower(), entry)
+
+
+def check_complete_split(split: str, where: str = "") -> None:
+    """Raise SchemaError for a parquet converter's `partial-*` split: it is not the whole benchmark."""
+    if PARTIAL_SPLIT.fullmatch(split):
+        raise SchemaError(
+            f"{where + ': ' if where else ''}{split!r} is a split of the Hub's parquet conversion that holds only "
+            "part of the data (the converter stops after the first part of a large dataset and names the split "
+            "'partial-'); a score on it is not the benchmark's. Read the repository's own files (its main branch) "
+            "or a local copy of the release."
+        )
+
+
+def check_not_refused(spec: str) -> None:
+    """Raise SchemaError for a source naming a refused repository (its Hub id, or a local copy laid out as
+    `<dir>/<org>/<name>`) or a `partial-*` split of a parquet conversion (a path component), before any work."""
+    path = spec.replace(os.sep, "/").rstrip("/")
+    if not os.path.exists(spec):
+        path = path.split("@", 1)[0].split(":", 1)[0]
+    parts = path.split("/")
+    repo = "/".join(parts[-2:]).lower()
+    for key, entry in REFUSED_REPOS.items():
+        if fnmatch.fnmatchcase(repo, key):
+            raise SchemaError(
+                f"{spec}: {entry.pattern} is not {entry.benchmark}: {entry.reason}. Use instead: {entry.instead}."
+            )
+    for part in parts:
+        check_complete_split(part, spec)
+
+
 __all__ = [
     "HUB_SCHEMAS",
     "LABEL_MODES",
     "LAYOUTS",
+    "PARTIAL_SPLIT",
+    "REFUSED_REPOS",
     "UNSTREAMABLE_REPOS",
     "Evidence",
     "HubSchema",
+    "RefusedRepo",
     "SchemaMatch",
     "UnstreamableRepo",
+    "check_complete_split",
+    "check_not_refused",
     "check_streamable",
     "get_hub_schema",
     "hub_schemas_for",
     "match_schema",
     "normalise_corruption",
     "register_hub_schema",
+    "register_refused_repo",
     "register_unstreamable_repo",
 ]

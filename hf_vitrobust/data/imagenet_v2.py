@@ -18,8 +18,9 @@ with `tarfile`, never unpacked to disk.
 The Hub copy `clip-benchmark/wds_imagenetv2` is a WebDataset export of matched-frequency (LAION-AI/CLIP_benchmark at
 48de38c: `datasets/builder.py` builds "imagenetv2" from ImageNetV2_pytorch's matched-frequency set, and
 `webdataset_builder.py` writes `test/{0..n-1}.tar` with `test/nshards.txt`, one `s%07d` key per image holding the
-image (lossless `.webp` by default) and its `.cls` label, and `classnames.txt`, one class name a line). The file
-names of the release are not kept there, so its samples are identified by shard and key.
+image (lossless `.webp` by default) and its `.cls` label, and `classnames.txt`, CLIP's 1000 class names, checked line
+by line). It is read as every clip-benchmark copy is (`webdataset.WebDatasetSource`). The file names of the release
+are not kept there, so its samples are identified by shard and key.
 """
 
 from __future__ import annotations
@@ -33,14 +34,15 @@ from typing import Any
 
 from ..models.imagenet import IMAGENET_CLASS_NAMES
 from .decoding import IMAGE_FILE_EXTENSIONS
+from .hub_copies import hub_file_copies_for
 from .local import ImageFolderSource, _ClassFolder, _files, _subdirs
 from .samples import RawSample, SchemaError, Source
+from .webdataset import HubFileCopy, WebDatasetSource, download_file_copy
 
 IMAGENET_V2_VARIANTS = ("matched-frequency", "threshold-0.7", "top-images")
 IMAGENET_V2_DEFAULT_VARIANT = "matched-frequency"
 IMAGENET_V2_HUB_REPO = "vaishaal/ImageNetV2"
 IMAGENET_V2_WDS_REPO = "clip-benchmark/wds_imagenetv2"
-_WDS_IMAGE_EXTENSIONS = ("webp", "png", "jpg", "jpeg")
 IMAGES_PER_CLASS = 10
 IMAGENET_V2_SIZE = IMAGES_PER_CLASS * len(IMAGENET_CLASS_NAMES)
 
@@ -251,6 +253,7 @@ class ImageNetV2ArchiveSource(Source):
         return {
             "kind": self.kind,
             "location": self.hub_repo or os.path.abspath(self.archive),
+            "schema": "vaishaal-imagenetv2",
             "file": os.path.basename(self.archive),
             "revision": None,
             "labels": "folder name = ImageNet-1k index",
@@ -261,115 +264,38 @@ class ImageNetV2ArchiveSource(Source):
         }
 
 
-class ImageNetV2WebDatasetSource(Source):
-    """ImageNet-V2 matched-frequency from a WebDataset export laid out as `clip-benchmark/wds_imagenetv2`:
-    `test/nshards.txt`, `test/<i>.tar` (each sample a key with an image and its `.cls` ImageNet-1k index) and
-    `classnames.txt`. `validate` checks the class-name file (1000 lines) and lists every shard's members (tar
-    headers only, no image decoded): a label outside 0..999 or a key without image or label is refused; fewer than
-    10,000 images is refused for a copy downloaded from the Hub and a warning for a local one. One shard per tar."""
+class ImageNetV2WebDatasetSource(WebDatasetSource):
+    """ImageNet-V2 matched-frequency from its clip-benchmark WebDataset copy (`clip-benchmark/wds_imagenetv2`, read as
+    every clip-benchmark copy is: `webdataset.WebDatasetSource`, `.cls` = ImageNet-1k index, `classnames.txt` the
+    1000 CLIP names), its counts checked as for the other ImageNet-V2 copies (10 per class; a short download refused,
+    a short local copy warned)."""
 
     kind = "imagenet_v2_webdataset"
 
     def __init__(
         self, root: str | os.PathLike, variant: str = IMAGENET_V2_DEFAULT_VARIANT, hub_repo: str | None = None
     ) -> None:
-        super().__init__()
         if _check_variant(variant) != "matched-frequency":
             raise SchemaError(
                 f"{os.fspath(root)}: the WebDataset copy holds ImageNet-V2 matched-frequency only, not {variant}."
             )
-        self.root = os.fspath(root)
+        super().__init__(root, _webdataset_copy(), hub_repo)
         self.variant = variant
-        self.hub_repo = hub_repo
-        self.counts: dict[str, Any] | None = None
-        self.warnings: list[str] = []
-        self._shards: list[str] = []
 
-    def validate(self) -> None:
-        if self.counts is not None:
-            return
-        where = self.hub_repo or self.root
-        try:
-            with open(os.path.join(self.root, "test", "nshards.txt")) as handle:
-                num_shards = int(handle.read().strip())
-            with open(os.path.join(self.root, "classnames.txt"), encoding="utf-8") as handle:
-                names = [line.strip() for line in handle.read().splitlines() if line.strip()]
-        except (OSError, ValueError) as error:
-            raise SchemaError(
-                f"{where}: not a WebDataset copy (test/nshards.txt, classnames.txt): {error}"
-            ) from None
-        if len(names) != len(IMAGENET_CLASS_NAMES):
-            raise SchemaError(f"{where}: classnames.txt names {len(names)} classes, not ImageNet-1k's 1000.")
-        self._shards = [os.path.join(self.root, "test", f"{i}.tar") for i in range(num_shards)]
-        counts: Counter = Counter()
-        for index in range(num_shards):
-            for _, label, _ in self._samples(index, read=False):
-                counts[label] += 1
-        self.counts = _checked_counts(
-            counts, where, where if self.hub_repo is not None else None, self.warnings
-        )
-
-    def _samples(self, index: int, read: bool) -> Iterator[tuple[bytes, int, str]]:
-        """(image bytes, or b"" where not `read`, label, sample id) of each key of shard `index`, in the shard's order;
-        a key's files are consecutive in a WebDataset shard, so one key is held in memory at a time."""
-        path = self._shards[index]
-        key, parts = None, {}
-        try:
-            with tarfile.open(path, "r:") as tar:
-                for member in tar:
-                    if not member.isfile():
-                        continue
-                    name, _, extension = member.name.partition(".")
-                    if name != key:
-                        if key is not None:
-                            yield self._sample(path, index, key, parts)
-                        key, parts = name, {}
-                    wanted = extension == "cls" or (read and extension.lower() in _WDS_IMAGE_EXTENSIONS)
-                    handle = tar.extractfile(member) if wanted else None
-                    parts[extension.lower()] = handle.read() if handle else b""
-        except (tarfile.TarError, OSError) as error:
-            raise SchemaError(f"{path}: not a readable tar shard ({error}).") from None
-        if key is not None:
-            yield self._sample(path, index, key, parts)
-
-    @staticmethod
-    def _sample(path: str, index: int, key: str, parts: dict[str, bytes]) -> tuple[bytes, int, str]:
-        image = next((e for e in _WDS_IMAGE_EXTENSIONS if e in parts), None)
-        if image is None or "cls" not in parts:
-            raise SchemaError(
-                f"{path}: sample {key!r} lacks an image or its .cls label ({', '.join(parts)})."
-            )
-        return (
-            parts[image],
-            class_index_of_folder(parts["cls"].decode().strip(), f"{path}: {key}.cls"),
-            f"{index}/{key}",
-        )
-
-    def shards(self) -> tuple[str, ...]:
-        self.validate()
-        return tuple(f"test/{i}.tar" for i in range(len(self._shards)))
-
-    def shard_raw_samples(self, index: int) -> Iterator[RawSample]:
-        self.validate()
-        for data, label, sample_id in self._samples(index, read=True):
-            yield RawSample(data=data, label=label, sample_id=sample_id)
-
-    def raw_samples(self) -> Iterator[RawSample]:
-        self.validate()
-        for index in range(len(self._shards)):
-            yield from self.shard_raw_samples(index)
+    def _check_counts(self, counts: Counter) -> dict[str, Any]:
+        return _checked_counts(counts, self.where, self.hub_repo, self.warnings)
 
     def describe(self) -> dict[str, Any]:
         return {
-            "kind": self.kind,
-            "location": self.hub_repo or os.path.abspath(self.root),
-            "revision": None,
-            "labels": ".cls = ImageNet-1k index",
+            **super().describe(),
+            "labels": ".cls = ImageNet-1k index, classnames.txt checked",
             "variant": self.variant,
             "row_counts": {self.variant: self.counts},
-            "generated": False,
-            **({"warnings": list(self.warnings)} if self.warnings else {}),
         }
+
+
+def _webdataset_copy() -> HubFileCopy:
+    return hub_file_copies_for("imagenet-v2", "webdataset")[0]
 
 
 def imagenet_v2_source(spec: str, variant: str | None = None) -> Source:
@@ -396,19 +322,13 @@ def imagenet_v2_source(spec: str, variant: str | None = None) -> Source:
             f"{spec!r}: neither a local ImageNet-V2 folder or archive nor one of its Hub copies "
             f"{IMAGENET_V2_HUB_REPO}, {IMAGENET_V2_WDS_REPO}."
         )
-    from huggingface_hub import hf_hub_download, snapshot_download
+    from huggingface_hub import hf_hub_download
 
     revision = spec.split("@", 1)[1] if "@" in spec else None
     if repo == IMAGENET_V2_WDS_REPO:
-        try:
-            folder = snapshot_download(
-                repo, repo_type="dataset", revision=revision, allow_patterns=["test/*", "classnames.txt"]
-            )
-        except Exception as error:  # offline, not cached, or not found
-            raise SchemaError(
-                f"{spec}: could not get its test shards ({type(error).__name__}: {error})."
-            ) from None
-        return ImageNetV2WebDatasetSource(folder, variant, hub_repo=spec)
+        return ImageNetV2WebDatasetSource(
+            download_file_copy(_webdataset_copy(), spec), variant, hub_repo=spec
+        )
     try:
         path = hf_hub_download(repo, release_archive(variant), repo_type="dataset", revision=revision)
     except Exception as error:  # offline, not cached, or not found: say which file

@@ -8,6 +8,8 @@ source string (`--data BENCHMARK=SOURCE`) into a streaming `Source`:
   repository's registered `HubSchema` (or the first of the benchmark's schemas that fits its features);
 - a local folder laid out like a known Hub repository ("<dir>/Tsomaros/ImageNet-C-fog-severity_4") ->
   `HubSource` on that folder, so a downloaded copy and the Hub id behave identically;
+- a clip-benchmark WebDataset copy ("clip-benchmark/wds_imagenet-a", or a folder with `test/nshards.txt`) ->
+  `WebDatasetSource` (`webdataset`);
 - a local folder of .mp4 files -> `ImageNetPVideoSource`; of .npy files -> `CifarCArraySource`; of .parquet files
   or a .parquet file -> `ParquetSource`; otherwise an image folder in the benchmark's official layout;
 - "generated:<clean source>" -> `GeneratedCorruptionSource` (ImageNet-C, CIFAR-C) or `GeneratedPerturbationSource`
@@ -27,6 +29,7 @@ from .builtin import BUILTIN_SOURCE, BuiltinPhotosSource
 from .class_lists import imagenet_o_classes
 from .decoding import IMAGE_FILE_EXTENSIONS
 from .hub import HubSource
+from .hub_copies import webdataset_source
 from .hub_parquet import ParquetSource, _match_path_or_parent
 from .hub_schemas import HubSchema, get_hub_schema, match_schema
 from .imagenet_v2 import imagenet_v2_source
@@ -214,6 +217,9 @@ def resolve_source(
     bench.check_source(spec)
     if bench.folder_layout == "imagenet_v2":
         return imagenet_v2_source(spec, variants[0] if variants else None)
+    copy = webdataset_source(bench.name, spec)
+    if copy is not None:
+        return copy
     if bench.folder_layout == "objectnet":
         return ObjectNetSource(spec)
     if spec.startswith("generated:"):

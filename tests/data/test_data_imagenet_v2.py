@@ -17,6 +17,7 @@ from torchvision.datasets import ImageFolder
 
 from hf_vitrobust.data import SchemaError, load_benchmark
 from hf_vitrobust.data.imagenet_v2 import IMAGENET_V2_VARIANTS, release_archive, release_folder
+from hf_vitrobust.data.webdataset import clip_imagenet_names
 from hf_vitrobust.models import load_classifier
 
 
@@ -105,10 +106,10 @@ def test_hub_copy_archives_read_like_the_folders(release, tmp_path):
 
 def _webdataset(root: Path, samples: list[tuple[bytes, str]], shards: int = 2, names: int = 1000) -> Path:
     """A copy laid out as clip-benchmark/wds_imagenetv2: test/nshards.txt, test/<i>.tar of s%07d.webp + .cls
-    (webdataset_builder.py's keys), classnames.txt."""
+    (webdataset_builder.py's keys), classnames.txt (the first `names` of CLIP's 1000 ImageNet names)."""
     (root / "test").mkdir(parents=True)
     (root / "test" / "nshards.txt").write_text(f"{shards}\n")
-    (root / "classnames.txt").write_text("".join(f"class {i}\n" for i in range(names)))
+    (root / "classnames.txt").write_text("".join(f"{name}\n" for name in clip_imagenet_names()[:names]))
     for shard in range(shards):
         with tarfile.open(root / "test" / f"{shard}.tar", "w") as tar:
             for index in range(shard, len(samples), shards):
