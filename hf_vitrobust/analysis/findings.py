@@ -24,6 +24,10 @@ its verdict then ends in "under another protocol".
 
 The pair is the ViT and the CNN of a `paper` or `mechanisms` suite pair (`model_pairs`), or the two members of a
 `vitrobust reproduce` run; across the runs of a reproduction each finding reads the run that holds its data.
+
+A claim about one model by itself (`Claim.member`: MSAs reduce the feature-map variance within the ViT, convolutions
+raise it within the CNN) reads only that member of the pair: its quantity against 0, bootstrapped over its images
+with the same verdicts ("quantity above / below 0" in place of "ViT above / below the CNN").
 """
 
 from __future__ import annotations
@@ -32,22 +36,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-import pandas as pd
+import numpy as np
 
-from ..data import BENCHMARKS
 from ..metrics.estimators import (
-    UNIT_RANGE,
     Estimator,
     derived_seed,
-    mean_estimator,
     paired_comparison,
 )
 from ..metrics.intervals import holm_adjust
-from ..probes.spec import PROBES, Claim, ProbeFinding, ProtocolPart
+from ..probes.spec import PROBES, Claim, ProtocolPart
 from ..registry import Registry
-from .headlines import AUPR, headline_name
-from .kinds import get_benchmark_kind
-from .protocols import protocol_parts
+from .finding_quantities import (
+    MissingData,
+    accuracy_quantity,
+    headline_quantity,
+    mean_over_corruptions,
+    probe_quantity,
+)
+from .headlines import AUPR
 from .published_vs_ours import PAPER_SUITES, reproduction_entries
 from .run_models import RunModel, RunModels
 from .uncertainty import UncertaintySettings, run_settings
@@ -55,10 +61,10 @@ from .uncertainty import UncertaintySettings, run_settings
 FINDING_VERDICTS = ("holds", "reversed", "not resolved", "not checked")
 #: What a verdict reached under another protocol than the paper's ends in (`check_other_protocols`).
 UNDER_ANOTHER_PROTOCOL = "under another protocol"
-
-
-class MissingData(LookupError):
-    """A model lacks what a finding reads; the message says what."""
+#: `Claim.member`: None (the ViT against the CNN), or the pair member a claim about one model reads, with its name.
+MEMBER_ROLES = {None: None, "vit": "ViT", "cnn": "CNN"}
+#: The test of a claim about one model: its quantity against 0, bootstrapped over its units.
+AGAINST_ZERO = "bootstrap against 0"
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,10 @@ def register_finding(finding: Finding) -> Finding:
     """Add a finding to `FINDINGS` (its direction must be +1 or -1)."""
     if finding.direction not in (-1, 1):
         raise ValueError(f"Finding {finding.name!r}: direction must be +1 or -1, got {finding.direction!r}.")
+    if finding.member not in MEMBER_ROLES:
+        raise ValueError(
+            f"Finding {finding.name!r}: member must be one of {list(MEMBER_ROLES)}, got {finding.member!r}."
+        )
     return FINDINGS.register(finding.name, finding)
 
 
@@ -92,75 +102,6 @@ def get_finding(name: str) -> Finding:
     """A finding by name (the probes' included); an unknown name is a ValueError naming the closest ones."""
     _sync_probe_findings()
     return FINDINGS.get(name)
-
-
-# -------------------------------------------------------------------------------------------- estimator builders
-def _accuracy(benchmark: str, **options: Any) -> Callable[[RunModel], Estimator]:
-    """A top-1 of `RunModel.accuracy` (options: class_mask, conditions: a cell or a variant)."""
-    return lambda model: model.accuracy(BENCHMARKS.get(benchmark), **options)
-
-
-def headline_quantity(
-    benchmark: str, quantity: str, choice: str | None = None
-) -> Callable[[RunModel], Estimator]:
-    """The estimator of a headline `quantity` of `benchmark` (scored under the protocol `choice`, where it has one),
-    as its kind builds it (`BenchmarkKind.estimators`; its units: clean images, OOD and in-distribution images,
-    foreground images, ...), by `RunModel.headlines`. The quantity must be one its kind declares
-    (`BenchmarkKind.quantities`)."""
-    kind = get_benchmark_kind(BENCHMARKS.get(benchmark).kind)
-    if quantity not in kind.quantities:
-        raise ValueError(
-            f"{benchmark} ({kind.name}) has no headline quantity {quantity!r}; its kind's: {list(kind.quantities)}."
-        )
-    name = headline_name(benchmark, quantity, choice)
-    part = next((p for p in protocol_parts(BENCHMARKS.get(benchmark)) if p in ("class_mask", "mce")), None)
-    protocol = {part: choice} if choice and part else None
-
-    def build(model: RunModel) -> Estimator:
-        found = model.headlines(BENCHMARKS.get(benchmark), protocol)
-        if name not in found:
-            raise MissingData(f"no {name} in this run")
-        return found[name]
-
-    return build
-
-
-def _mean_over_corruptions(benchmark: str, severity: str) -> Callable[[RunModel], Estimator]:
-    """Top-1 % at one severity averaged over the run's corruptions, per clean image (each image's share of the
-    corruptions it survives; the images every corruption holds), bootstrapped over the images: Paul & Chen's
-    Fig. 2 quantity, the mean of the per-corruption accuracies."""
-
-    def build(model: RunModel) -> Estimator:
-        data = BENCHMARKS.get(benchmark)
-        corruptions = sorted(model.predictions(benchmark).unique("corruption"))
-        per_corruption = {}
-        for corruption in corruptions:
-            found = model.accuracy(data, conditions={"corruption": corruption, "severity": severity})
-            per_corruption[corruption] = pd.Series(found.data["correct"], index=found.keys)
-        correct = pd.DataFrame(per_corruption).dropna()
-        if correct.empty:
-            raise MissingData(f"no {benchmark} image holds every corruption at severity {severity}")
-        return mean_estimator(
-            correct.mean(axis=1).to_numpy(), correct.index.to_numpy(), scale=100.0, value_range=UNIT_RANGE
-        )
-
-    return build
-
-
-def probe_quantity(probe: str, finding: ProbeFinding) -> Callable[[RunModel], Estimator]:
-    """A probe finding's quantity of one model: the mean over its images of the probe's per-image values."""
-
-    def build(model: RunModel) -> Estimator:
-        found = model.probe(probe)
-        if found is None:
-            raise MissingData(f"no {probe} probe in this run")
-        try:
-            keys, values = finding.per_image(found)
-        except LookupError as error:
-            raise MissingData(f"{probe}: {error}") from None
-        return mean_estimator(values, keys, scale=finding.scale)
-
-    return build
 
 
 def _sync_probe_findings() -> None:
@@ -192,7 +133,7 @@ register_finding(
         "ImageNet-A top-1 % over all 1000 classes (paul-chen-1000)",
         +1,
         "imagenet-a",
-        _accuracy("imagenet-a", class_mask="paul-chen-1000"),
+        accuracy_quantity("imagenet-a", class_mask="paul-chen-1000"),
         protocol=_NOTEBOOK_RESIZE,
     )
 )
@@ -205,7 +146,7 @@ register_finding(
         "ImageNet-R top-1 % over all 1000 classes (paul-chen-1000)",
         +1,
         "imagenet-r",
-        _accuracy("imagenet-r", class_mask="paul-chen-1000"),
+        accuracy_quantity("imagenet-r", class_mask="paul-chen-1000"),
         protocol=_NOTEBOOK_RESIZE,
     )
 )
@@ -231,7 +172,7 @@ register_finding(
         "ImageNet-C top-1 % at severity 5, the mean over the run's corruptions (19 in a full run)",
         +1,
         "imagenet-c",
-        _mean_over_corruptions("imagenet-c", "5"),
+        mean_over_corruptions("imagenet-c", "5"),
         protocol=_SHARED_IMAGENET_C,
     )
 )
@@ -244,7 +185,7 @@ register_finding(
         "ImageNet-C top-1 % on contrast at severity 5",
         -1,
         "imagenet-c",
-        _accuracy("imagenet-c", conditions={"corruption": "contrast", "severity": "5"}),
+        accuracy_quantity("imagenet-c", conditions={"corruption": "contrast", "severity": "5"}),
         protocol=_SHARED_IMAGENET_C,
     )
 )
@@ -280,7 +221,8 @@ class FindingCheck:
             "claim": self.finding.claim,
             "source": self.finding.source,
             "quantity": self.finding.quantity,
-            "direction": "ViT higher" if self.finding.direction > 0 else "ViT lower",
+            "direction": _direction_words(self.finding),
+            "member": self.finding.member,
             "vit": self.vit,
             "cnn": self.cnn,
             "vit_value": self.vit_value,
@@ -295,6 +237,14 @@ class FindingCheck:
             "protocol": None if self.protocol is None else {k: dict(v) for k, v in self.protocol.items()},
             "other_protocol": self.other_protocol,
         }
+
+
+def _direction_words(finding: Finding) -> str:
+    """ "ViT higher" / "ViT lower" for a pair claim; "CNN's quantity above 0" and alike for a claim about one model."""
+    side = "higher" if finding.direction > 0 else "lower"
+    if finding.member is None:
+        return f"ViT {side}"
+    return f"{MEMBER_ROLES[finding.member]}'s quantity {'above' if finding.direction > 0 else 'below'} 0"
 
 
 def _model_with(models: Sequence[RunModel], finding: Finding) -> RunModel | None:
@@ -362,6 +312,66 @@ def protocol_of(
     return applied, "; ".join(differences)
 
 
+def _zero_like(estimator: Estimator) -> Estimator:
+    """A constant 0 on the same units as `estimator`: what a claim about one model compares its quantity with."""
+    return replace(
+        estimator,
+        statistic=lambda data, weights: np.zeros(len(weights)),
+        proportion=False,
+        spread=lambda data, share: (0.0, 0.0),
+        note=None,
+    )
+
+
+def _member_check(
+    finding: Finding, models: Sequence[RunModel], settings: UncertaintySettings, check_other_protocols: bool
+) -> FindingCheck:
+    """A claim about one member of the pair (`Claim.member`): that model's quantity against 0 over its images (the
+    verdict is set with the others after Holm's correction). Its protocol parts must be the paper's for its role
+    where the paper names one."""
+    role = str(finding.member)
+    model = _model_with(models, finding)
+    if model is None:
+        return FindingCheck(finding, None, None, reason=f"the {MEMBER_ROLES[role]} has no {finding.data}")
+    keys = {"vit": model.key if role == "vit" else None, "cnn": model.key if role == "cnn" else None}
+    applied = {p.part: applied_part(model, finding.data, p.part) for p in finding.protocol}
+    papers = {p.part: getattr(p, role) for p in finding.protocol}
+    other = "; ".join(
+        f"{part}: {MEMBER_ROLES[role]} {applied[part] or 'not recorded'} here, the paper's {paper}"
+        for part, paper in papers.items()
+        if paper is not None and applied[part] != paper
+    )
+    protocol = {role: applied}
+    if other and not check_other_protocols:
+        return FindingCheck(
+            finding, **keys, reason=f"other protocol ({other})", protocol=protocol, other_protocol=other
+        )
+    try:
+        estimator = _estimate(finding, model)
+        comparison = paired_comparison(
+            estimator,
+            _zero_like(estimator),
+            settings.confidence_level,
+            num_resamples=settings.num_resamples,
+            seed=derived_seed(settings.seed, "finding", finding.name),
+        )
+    except (LookupError, ValueError) as error:
+        reason = str(error).strip("'\"")
+        return FindingCheck(finding, **keys, reason=reason, protocol=protocol, other_protocol=other or None)
+    values = {f"{role}_value": estimator.estimate}
+    return FindingCheck(
+        finding,
+        **keys,
+        **values,
+        difference=comparison.difference.to_dict(),
+        test=AGAINST_ZERO,
+        p_value=comparison.p_value,
+        num_units=comparison.num_units,
+        protocol=protocol,
+        other_protocol=other or None,
+    )
+
+
 def check_findings(
     vit: Sequence[RunModel],
     cnn: Sequence[RunModel],
@@ -377,6 +387,14 @@ def check_findings(
     checks: list[FindingCheck] = []
     tested: list[int] = []
     for finding in findings:
+        if finding.member is not None:
+            check = _member_check(
+                finding, vit if finding.member == "vit" else cnn, settings, check_other_protocols
+            )
+            if check.difference is not None:
+                tested.append(len(checks))
+            checks.append(check)
+            continue
         a, b = _model_with(vit, finding), _model_with(cnn, finding)
         if a is None or b is None:
             lacking = ", ".join(
@@ -513,8 +531,10 @@ def findings_for(
 
 
 __all__ = [
+    "AGAINST_ZERO",
     "FINDINGS",
     "FINDING_VERDICTS",
+    "MEMBER_ROLES",
     "UNDER_ANOTHER_PROTOCOL",
     "Finding",
     "FindingCheck",

@@ -56,7 +56,13 @@ from .display import (
     fmt_number_interval,
     number,
 )
-from .feature_maps import _check_layers, _feature_batches, check_task_layers, features_applicable
+from .feature_maps import (
+    RESIDUAL_SUMS,
+    _check_layers,
+    _feature_batches,
+    check_task_layers,
+    features_applicable,
+)
 from .feature_spectrum import (
     FREQUENCY_BINS,
     NYQUIST_BINS,
@@ -263,32 +269,31 @@ def _feature_variance(
     batch_size: int = DEFAULT_BATCH_SIZE,
     layers: Sequence[str] | str | None = None,
     limit: int | None = None,
-) -> tuple[FeatureVarianceResult, list[float]]:
+) -> tuple[FeatureVarianceResult, list[float], torch.Tensor]:
     """`feature_variance`, with per layer the sum over the images of the square of each image's variance (NaN for
-    1 x 1 maps), what the Student-t interval of the variance over images needs."""
+    1 x 1 maps), what the Student-t interval of the variance over images needs, and each image's variance per layer
+    (images, layers), float64 on the CPU."""
     check_seed(seed)
     check_batch_size(batch_size)
     layers = _check_layers(layers)
     inputs = prepare_inputs(classifier, images, labels, limit=limit, require_labels=False)
-    sums: dict[str, torch.Tensor] = {}
-    squares: dict[str, torch.Tensor] = {}
+    per_layer: dict[str, list[torch.Tensor]] = {}
     shapes: dict[str, list[int]] = {}
     for _, maps in _feature_batches(classifier, inputs.pixels, layers, batch_size):
         for name, value in maps.items():
             flat = value.to(torch.float64).flatten(2)
             if flat.shape[-1] > 1:
                 per_image = flat.var(dim=-1).mean(dim=1)
-                batch_sum, batch_squares = per_image.sum(), (per_image * per_image).sum()
             else:
-                batch_sum = torch.tensor(math.nan, dtype=torch.float64, device=value.device)
-                batch_squares = batch_sum
-            sums[name] = sums[name] + batch_sum if name in sums else batch_sum
-            squares[name] = squares[name] + batch_squares if name in squares else batch_squares
+                per_image = torch.full((flat.shape[0],), math.nan, dtype=torch.float64, device=value.device)
+            per_layer.setdefault(name, []).append(per_image.cpu())
             shapes[name] = list(value.shape[1:])
-    names = list(sums)
-    variances = [float(sums[name] / len(inputs)) for name in names]
+    names = list(per_layer)
+    per_image_variance = torch.stack([torch.cat(per_layer[name]) for name in names], dim=1)
+    variances = per_image_variance.mean(dim=0).tolist()
+    squares = (per_image_variance * per_image_variance).sum(dim=0).tolist()
     result = FeatureVarianceResult(names, [shapes[n] for n in names], variances, len(inputs))
-    return result, [float(squares[name]) for name in names]
+    return result, squares, per_image_variance
 
 
 # ------------------------------------------------------------------------------------------------ the probes' specs
@@ -342,12 +347,13 @@ def _fourier_merge(partials: list) -> dict:
 
 
 def _variance_partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
-    result, squares = _feature_variance(classifier, inputs.pixels, None, seed=seed, **params)
+    result, squares, per_image = _feature_variance(classifier, inputs.pixels, None, seed=seed, **params)
     return {
         "layers": list(result.layers),
         "shapes": [list(shape) for shape in result.shapes],
         "variance": torch.tensor(result.variance, dtype=torch.float64),
         "variance_square_sum": squares,
+        PER_IMAGE: per_image_record(inputs.sample_ids, variance=per_image),
     }
 
 
@@ -358,7 +364,35 @@ def _variance_merge(partials: list) -> dict:
         "variance": weighted_mean(partials, "variance"),
         "num_images": total_images(partials),
         "variance_square_sum": summed_values(partials, "variance_square_sum"),
+        PER_IMAGE: merged_per_image(partials),
     }
+
+
+def variance_change(kind: str) -> Callable[[Mapping[str, Any]], tuple[list, np.ndarray]]:
+    """The per-image quantity of Park & Kim's Fig. 9 claims at the residual sums of one `kind` ("msa", "conv"):
+    each image's feature-map variance after each such residual sum minus at the point before it (the previous
+    residual sum, or the embedding), averaged over those sums. A sum whose map differs in size from the point before
+    is a subsampling step (Fig. 9's blue areas: a strided block, a Swin patch merging) and is left out. Needs the
+    probe run with layers "residual-sums" (the names "<block>:<kind>")."""
+
+    def per_image(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+        layers, shapes = list(probe.get("layers") or []), list(probe.get("shapes") or [])
+        record = per_image_of(probe)
+        variance = np.asarray(record["variance"], dtype=np.float64)
+        picked = [
+            i
+            for i in range(1, len(layers))
+            if str(layers[i]).endswith(f":{kind}") and list(shapes[i][-2:]) == list(shapes[i - 1][-2:])
+        ]
+        if not picked:
+            raise LookupError(
+                f"the feature-variance record has no {kind} residual sum that keeps its map size (run the probe "
+                f"with layers: {RESIDUAL_SUMS})"
+            )
+        after = np.asarray(picked)
+        return record["keys"], np.mean(variance[:, after] - variance[:, after - 1], axis=1)
+
+    return per_image
 
 
 def _layer_mean_intervals(
@@ -473,6 +507,30 @@ VARIANCE_SPEC = register_probe(
         applicable_fn=features_applicable,
         headline=_variance_headline,
         intervals_fn=_layer_mean_intervals("variance", "variance_square_sum", NON_NEGATIVE),
+        findings=(
+            ProbeFinding(
+                "msa-variance",
+                "park-kim",
+                "MSAs reduce the feature-map variance (within the ViT)",
+                "Park & Kim, Fig. 9 (featuremap_variance.ipynb: ViT-Ti's MSA residual sums, gray areas)",
+                "feature-map variance after each MSA residual sum minus before it, mean over the ViT's MSA sums",
+                -1,
+                variance_change("msa"),
+                member="vit",
+            ),
+            ProbeFinding(
+                "conv-variance",
+                "park-kim",
+                "Convolutions increase the feature-map variance (within the CNN)",
+                "Park & Kim, Fig. 9 (featuremap_variance.ipynb: ResNet-50's blocks, white areas; subsampling "
+                "blocks left out)",
+                "feature-map variance after each conv block minus before it, mean over the CNN's blocks that keep "
+                "the map size",
+                +1,
+                variance_change("conv"),
+                member="cnn",
+            ),
+        ),
         figures={
             "feature_variance": ProbeFigure(
                 draw_feature_variance, "Feature-map variance against normalised depth (Park & Kim Fig. 9)."
@@ -492,4 +550,5 @@ __all__ = [
     "feature_fourier",
     "feature_fourier_result",
     "feature_variance",
+    "variance_change",
 ]

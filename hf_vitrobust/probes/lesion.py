@@ -41,8 +41,10 @@ from .display import (
 )
 from .intervals import interval_entry, paired_accuracy_curves
 from .param_checks import optional, sequence_of, text
+from .per_image import PER_IMAGE, merged_per_image, per_image_of, per_image_record
 from .spec import (
     ProbeFigure,
+    ProbeFinding,
     ProbeNotApplicable,
     ProbeSpec,
     register_probe,
@@ -200,6 +202,9 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "num_baseline_correct": int(intact.sum()),
         "num_correct": lesioned.sum(dim=1).tolist(),
         "num_discordant": (lesioned != intact[None, :]).sum(dim=1).tolist(),
+        PER_IMAGE: per_image_record(
+            inputs.sample_ids, correct=intact.to(torch.int8), lesioned_correct=lesioned.T.to(torch.int8)
+        ),
     }
 
 
@@ -218,7 +223,37 @@ def _merge(partials: list) -> dict:
         "num_baseline_correct": summed_counts(partials, "num_baseline_correct", "baseline_accuracy"),
         "num_correct": summed_counts(partials, "num_correct", "accuracy"),
         "num_discordant": summed_counts(partials, "num_discordant"),
+        PER_IMAGE: merged_per_image(partials),
     }
+
+
+def end_of_stage_msa_excess(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+    """Each image's accuracy drop (0 or +-1) when an MSA unit at the end of a stage is removed, averaged over those
+    units, minus its mean drop over every other unit: Park & Kim's lesion claim, image by image. An MSA unit is at
+    the end of its stage when it belongs to the stage's last block (a single-stage ViT is one stage: its last
+    block's MSA; an AlterNet stage ends in an MSA block)."""
+    kinds, stages, indices = (list(probe.get(key) or []) for key in ("kinds", "stages", "indices"))
+    record = per_image_of(probe)
+    if "lesioned_correct" not in record:
+        raise LookupError("the lesion record keeps no per-image correctness under each lesion")
+    last_block: dict[Any, int] = {}
+    for stage, index in zip(stages, indices, strict=True):
+        last_block[stage] = max(index, last_block.get(stage, index))
+    at_end = np.array(
+        [
+            kind == "msa" and index == last_block[stage]
+            for kind, stage, index in zip(kinds, stages, indices, strict=True)
+        ],
+        dtype=bool,
+    )
+    if not at_end.any() or at_end.all():
+        raise LookupError(
+            "the lesioned units hold no MSA at the end of a stage, or nothing else to compare with"
+        )
+    drops = np.asarray(record["correct"], dtype=np.float64)[:, None] - np.asarray(
+        record["lesioned_correct"], dtype=np.float64
+    )
+    return record["keys"], drops[:, at_end].mean(axis=1) - drops[:, ~at_end].mean(axis=1)
 
 
 def _intervals(probe: Mapping[str, Any], confidence_level: float) -> dict[str, Any]:
@@ -305,6 +340,20 @@ SPEC = register_probe(
         applicable_fn=_applicable,
         headline=_headline,
         intervals_fn=_intervals,
+        findings=(
+            ProbeFinding(
+                "end-of-stage-msa-lesion",
+                "park-kim",
+                "Removing an MSA at the end of a stage hurts more than removing another unit (within the ViT)",
+                "Park & Kim, Sec. 4.2, lesion study (Fig. 11-12)",
+                "top-1 drop (pp) when an MSA unit at the end of a stage is removed, mean over those units, minus "
+                "the mean drop over every other unit",
+                +1,
+                end_of_stage_msa_excess,
+                scale=100.0,
+                member="vit",
+            ),
+        ),
         summary_row="biggest drop (pp)",
         figures={
             "lesion": ProbeFigure(
@@ -321,5 +370,6 @@ __all__ = [
     "SPEC",
     "LesionResult",
     "draw_lesion",
+    "end_of_stage_msa_excess",
     "lesion_study",
 ]

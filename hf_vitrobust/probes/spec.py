@@ -216,7 +216,9 @@ class Claim:
     name: a slug; paper: "paul-chen" or "park-kim"; claim: the claim as a reader states it; source: where the paper
     makes it (figure or table); quantity: what is compared, with its unit; direction: +1 when the paper finds the
     ViT's quantity higher, -1 lower; protocol: the parts of the quantity's protocol the runs decide
-    (`ProtocolPart`): a pair whose runs differ in any is not checked unless asked."""
+    (`ProtocolPart`): a pair whose runs differ in any is not checked unless asked. member: "vit" or "cnn" for a
+    claim about one model by itself (MSAs reduce the feature-map variance within a ViT): that member's quantity is
+    checked against 0, direction +1 when the paper finds it above 0, -1 below; None: the ViT against the CNN."""
 
     name: str
     paper: str
@@ -225,6 +227,7 @@ class Claim:
     quantity: str
     direction: int
     protocol: tuple[ProtocolPart, ...] = field(default=(), kw_only=True)
+    member: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

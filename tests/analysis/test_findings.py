@@ -244,6 +244,11 @@ def test_every_finding_names_its_paper_source_and_direction():
         "high-frequency-noise": "frequency_noise",
         "fig-11-deepfool-spectrum": "deepfool",
         "fig-13-pgd-loss-rise": "pgd",
+        "msa-variance": "feature_variance",
+        "conv-variance": "feature_variance",
+        "end-of-stage-msa-lesion": "lesion",
+        "hessian-magnitude": "hessian",
+        "hessian-negative-share": "hessian",
     }
     for finding in every:
         assert isinstance(finding, Finding) and finding.direction in (-1, 1)

@@ -108,3 +108,27 @@ def test_bad_inputs():
     plain = Classifier(nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 10)), PREPROCESSING)
     with pytest.raises(ValueError, match="supported architectures"):
         lesion_study(plain, images, labels)
+
+
+def test_the_runner_record_keeps_each_images_correctness_under_each_lesion():
+    """The lesion task's per-image record (what Park & Kim's end-of-stage finding reads), over two chunks, against
+    the hand-made lesions; its sums are the merged counts."""
+    from hf_vitrobust.probes.spec import PROBES
+
+    classifier = transformers_vit()
+    images = random_images(6)
+    labels = _labels_from(classifier, images)
+    labels[::3] = (labels[::3] + 1) % 10
+    ids = torch.arange(40, 46)
+    task = PROBES["lesion"]
+    partials = [task.run(classifier, images[s], labels[s], ids[s], 0, {}) for s in (slice(0, 4), slice(4, 6))]
+    merged = task.merge(partials)
+    record = merged["per_image"]
+    assert record["keys"] == list(range(40, 46))
+    with torch.no_grad():
+        assert record["correct"] == (classifier(images).argmax(-1) == labels).int().tolist()
+    for column, name in enumerate(merged["units"]):
+        with classifier.lesion([name]), torch.no_grad():
+            expected = (classifier(images).argmax(-1) == labels).int().tolist()
+        assert [row[column] for row in record["lesioned_correct"]] == expected, name
+    assert np.sum(record["lesioned_correct"], axis=0).tolist() == merged["num_correct"]

@@ -11,6 +11,7 @@ The references below transcribe `fourier_analysis.ipynb` and `featuremap_varianc
 import functools
 import math
 
+import numpy as np
 import pytest
 import timm
 import torch
@@ -345,14 +346,24 @@ def test_runner_chunks_merge_to_the_one_call_result(probe):
         classifier, images, **params
     ).to_dict()
     # The merged dict adds the intervals over images and the per-layer sums of squares behind them.
-    extra = {"intervals", "delta_square_sum" if probe == "feature_fourier" else "variance_square_sum"}
-    if probe == "feature_fourier":  # each image's Δ log amplitude, for paired comparisons of models
-        extra.add("per_image")
+    # Both keep each image's value per layer (Δ log amplitude, variance) for paired comparisons and findings.
+    extra = {
+        "intervals",
+        "per_image",
+        "delta_square_sum" if probe == "feature_fourier" else "variance_square_sum",
+    }
     assert merged.keys() == reference.keys() | extra
+    assert merged["per_image"]["keys"] == [0, 1, 2, 3, 4]
     assert merged["layers"] == reference["layers"] == [s.name for s in classifier.residual_sums()]
     assert merged["num_images"] == 5
     key = "delta_log_amplitude" if probe == "feature_fourier" else "variance"
     assert merged[key] == pytest.approx(reference[key], rel=1e-9, abs=1e-12)
+    if (
+        probe == "feature_variance"
+    ):  # the one-call variance is the mean of the images' variances of the chunks
+        per_image = np.asarray(merged["per_image"]["variance"])
+        assert per_image.shape == (5, len(reference["layers"]))
+        assert per_image.mean(axis=0) == pytest.approx(reference["variance"], rel=1e-9, abs=1e-12)
     if probe == "feature_fourier":
         assert merged["frequency_bins"] == NOTEBOOK_BINS
         flat = [value for profile in merged["profiles"] for value in profile]
