@@ -285,7 +285,7 @@ def test_a_short_hub_download_is_refused_and_another_benchmarks_copy_too(copies,
         load_benchmark("imagenet-r", copies["made"]["imagenet-a"])
 
 
-def _suite_run(tmp_path, monkeypatch, entry: dict, model: str):
+def _suite_run(tmp_path, monkeypatch, entry: dict, model: str, data: dict | None = None):
     """Evaluate a one-entry suite with every way to load a model or read data replaced by a failure: a refusal
     raised from it happened before any of them."""
     import datasets
@@ -306,11 +306,14 @@ def _suite_run(tmp_path, monkeypatch, entry: dict, model: str):
     ]:
         monkeypatch.setattr(module, name, forbidden)
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump({"name": "refused", "benchmarks": entry}))
-    return evaluate(
-        EvaluationConfig(
-            models=[model], suite=str(tmp_path / "suite.yaml"), output=tmp_path / "run", progress=False
-        )
+    config = EvaluationConfig(
+        models=[model],
+        suite=str(tmp_path / "suite.yaml"),
+        data=data or {},
+        output=tmp_path / "run",
+        progress=False,
     )
+    return evaluate(config)
 
 
 @pytest.mark.parametrize(
@@ -370,3 +373,11 @@ def test_the_sources_file_lists_every_file_copy_and_refusal():
     ):
         assert f"`{repo}`" in text, repo
     assert "`partial-*`" in text and "2.09 kB" in text and "7,450" in text
+
+
+def test_a_refused_source_given_with_data_is_refused_before_any_model(copies, tmp_path, monkeypatch):
+    entry = {"imagenet-c": {"source": "generated:builtin", "limit": 1}}
+    with pytest.raises(ValueError, match=r"MarMaster/corruption-\* is not imagenet-c"):
+        _suite_run(
+            tmp_path, monkeypatch, entry, copies["model"], data={"imagenet-c": "MarMaster/corruption-fog"}
+        )
