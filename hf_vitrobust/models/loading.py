@@ -1,10 +1,11 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """`load_classifier(spec)`: a `Classifier` from a transformers folder or Hub id, a timm spec (`timm/<name>`,
 `timm/random-init:<name>`, `timm/local-dir:<folder>`, `timm/hf-hub:<org/name>`) or a folder timm wrote,
-`builtin:<name>`, or an in-memory module.
+`builtin:<name>`, one of Park & Kim's four CIFAR-100 checkpoints (`park-kim:<architecture>[:<path or URL>]`, or the
+release URL or a path of the file as released; see `park_kim.release`), or an in-memory module.
 
 Imports run one way: this module uses `classifier` (the adapter), `builtin` (the builtin models), `timm_loading`
-(the timm routes) and `preprocessing`; none of them imports it back.
+(the timm routes), `park_kim` (Park & Kim's checkpoints) and `preprocessing`; none of them imports it back.
 """
 
 import os
@@ -18,6 +19,10 @@ from torch import nn
 
 from .builtin import create_builtin, list_builtin_models
 from .classifier import Classifier
+from .park_kim.release import ARCHITECTURES as PARK_KIM_ARCHITECTURES
+from .park_kim.release import PREFIX as PARK_KIM
+from .park_kim.release import RELEASE_URL as PARK_KIM_RELEASE_URL
+from .park_kim.release import load_park_kim, parse_park_kim_spec
 from .preprocessing import Preprocessing
 from .stored_dtype import folder_stored_dtype, hub_cache_stored_dtype
 from .timm_loading import LOCAL_DIR, is_timm_folder, load_timm
@@ -50,7 +55,10 @@ def _accepted_forms() -> str:
         "with timm.models.save_for_hf; a Hub id 'org/name' of a transformers image-classification model; "
         "'timm/<model_name>' (timm's pretrained weights), 'timm/random-init:<model_name>' (random weights), "
         "'timm/local-dir:<folder>', 'timm/hf-hub:<org/name>'; 'builtin:<name>' with name in "
-        f"{list_builtin_models()}; or, from Python, an nn.Module with preprocessing=Preprocessing(...)."
+        f"{list_builtin_models()}; Park & Kim's CIFAR-100 checkpoints: '{PARK_KIM}<architecture>' (its release "
+        f"file, downloaded once), '{PARK_KIM}<architecture>:<path or URL>', or a path or URL of a file named as "
+        f"released under {PARK_KIM_RELEASE_URL}, architecture in {list(PARK_KIM_ARCHITECTURES)}; or, from Python, "
+        "an nn.Module with preprocessing=Preprocessing(...)."
     )
 
 
@@ -111,7 +119,9 @@ def load_classifier(
             preprocessing from timm's data config), "timm/random-init:<name>" (random weights, no download),
             "timm/local-dir:<folder>" or a plain folder written by `timm.models.save_for_hf` (its weights and
             pretrained_cfg), "timm/hf-hub:<org/name>" (offline: from the Hub cache); see
-            `hf_vitrobust.models.timm_loading`. "builtin:<name>" (see `list_builtin_models()`); or an
+            `hf_vitrobust.models.timm_loading`. "builtin:<name>" (see `list_builtin_models()`). One of Park &
+            Kim's CIFAR-100 checkpoints: "park-kim:<architecture>", "park-kim:<architecture>:<path or URL>", or a
+            path or URL whose file name is the released one (see `hf_vitrobust.models.park_kim.release`). Or an
             `nn.Module`, which needs `preprocessing`.
         preprocessing: overrides the derived preprocessing (required for an nn.Module).
         id2label: overrides the class names.
@@ -144,6 +154,12 @@ def load_classifier(
             preprocessing = built.preprocessing if preprocessing is None else preprocessing
             labels = built.id2label if labels is None else labels
             module, stored = module.to(run_dtype), built.stored_dtype
+        elif parse_park_kim_spec(spec_str) is not None:
+            if kwargs:
+                raise TypeError(f"Unexpected keyword arguments for {spec_str!r}: {sorted(kwargs)}.")
+            park_kim = load_park_kim(spec_str)
+            preprocessing = park_kim.preprocessing if preprocessing is None else preprocessing
+            module, stored = park_kim.module.to(run_dtype), park_kim.stored_dtype
         elif spec_str.startswith("timm/") or (os.path.isdir(spec_str) and is_timm_folder(Path(spec_str))):
             # A folder written by timm (save_for_hf) is timm's format, which transformers cannot load.
             timm_name = (
