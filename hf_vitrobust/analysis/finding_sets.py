@@ -19,6 +19,7 @@ from typing import Any
 
 from ..probes.spec import PROBES, Claim, ProtocolPart
 from ..registry import Registry
+from .finding_quantities import accuracy_quantity, headline_quantity
 from .findings import Finding, FindingCheck, Pairing, check_findings, get_finding, probe_quantity
 from .published import published_numbers
 from .run_models import RunModels
@@ -108,6 +109,73 @@ def is_vit_or_bit(spec: str) -> bool:
     return architecture.startswith(("vit", "google/vit")) or "_bit" in architecture or "/bit" in spec.lower()
 
 
+#: Park & Kim's CIFAR-100 models by spec: an AlterNet (this package's port saves and names it "alternet"), a plain
+#: ResNet-50 (timm's, transformers', their release's `resnet_50_cifar100_*.pth.tar` or `park-kim:resnet-50`) and a
+#: ViT (timm's or transformers' ViT / DeiT, their `vit_ti_cifar100_*.pth.tar` or `park-kim:vit-ti`).
+_ALTERNET = re.compile(r"alternet")
+_CIFAR_RESNET_50 = re.compile(r"(?:^|[/:])resnet[-_]?50(?:[._:/-]|$)")
+_PLAIN_VIT = re.compile(r"(?:^|[/:])(?:vit|deit)[-_]")
+
+
+def is_alternet(spec: str) -> bool:
+    """Whether a model spec names an AlterNet."""
+    return bool(_ALTERNET.search(spec.lower()))
+
+
+def is_park_kim_resnet50(spec: str) -> bool:
+    """Whether a model spec names a plain ResNet-50, Park & Kim's release file and `park-kim:` spec included."""
+    return is_resnet50(spec) or bool(_CIFAR_RESNET_50.search(spec.lower()))
+
+
+def is_plain_vit(spec: str) -> bool:
+    """Whether a model spec names a plain ViT or DeiT (not a PiT, Swin or hybrid)."""
+    return bool(_PLAIN_VIT.search(spec.lower()))
+
+
+def _alternet_above(baseline: str) -> tuple[Finding, ...]:
+    """Park & Kim's CIFAR-100 quantities, the AlterNet above `baseline`; both models given the same preprocessing."""
+    same = (ProtocolPart("preprocessing"),)
+    source = "Park & Kim, Sec. 4 (AlterNet); how-do-vits-work README: AlterNet outperforms CNNs on CIFAR-100"
+    return (
+        Finding(
+            f"alternet-above-{baseline}-cifar100",
+            "park-kim",
+            f"AlterNet above the {baseline.upper()} on CIFAR-100",
+            source,
+            "CIFAR-100 top-1 %",
+            +1,
+            "cifar100",
+            accuracy_quantity("cifar100"),
+            protocol=same,
+        ),
+        Finding(
+            f"alternet-above-{baseline}-cifar100-c",
+            "park-kim",
+            f"AlterNet above the {baseline.upper()} on CIFAR-100-C",
+            source,
+            "CIFAR-100-C mean top-1 % over the run's corruptions and severities",
+            +1,
+            "cifar100-c",
+            headline_quantity("cifar100-c", "mean top-1 %"),
+            protocol=same,
+        ),
+    )
+
+
+for _baseline, _is_baseline in (("cnn", is_park_kim_resnet50), ("vit", is_plain_vit)):
+    register_finding_set(
+        FindingSet(
+            f"alternet-above-{_baseline}",
+            "park-kim",
+            f"AlterNet outperforms the {_baseline.upper()} on CIFAR-100 (where a run holds both)",
+            "Park & Kim, Sec. 4 (AlterNet); how-do-vits-work README: AlterNet outperforms CNNs on CIFAR-100, unlike "
+            "canonical ViTs",
+            _alternet_above(_baseline),
+            is_alternet,
+            _is_baseline,
+        )
+    )
+
 #: The baselines a probe's set claim names (`ProbeFinding.baseline`).
 BASELINES: dict[str, Callable[[str], bool]] = {"resnet-50": is_resnet50}
 
@@ -183,6 +251,9 @@ __all__ = [
     "FINDING_SETS",
     "FindingSet",
     "finding_set_checks",
+    "is_alternet",
+    "is_park_kim_resnet50",
+    "is_plain_vit",
     "is_resnet50",
     "is_vit_or_bit",
     "register_finding_set",

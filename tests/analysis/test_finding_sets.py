@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reproduction_runs import Model, accuracy_frame, write_run
+from reproduction_runs import Model, accuracy_frame, cell_frame, write_run
 
 from hf_vitrobust.analysis.analyze import analyze
-from hf_vitrobust.analysis.finding_sets import FINDING_SETS, finding_set_checks, is_resnet50
+from hf_vitrobust.analysis.finding_sets import (
+    FINDING_SETS,
+    finding_set_checks,
+    is_park_kim_resnet50,
+    is_plain_vit,
+    is_resnet50,
+)
 from hf_vitrobust.analysis.results import load_results, merge_results
 from hf_vitrobust.analysis.uncertainty import UncertaintySettings
 from hf_vitrobust.report.document import write_report
@@ -121,3 +127,52 @@ def test_fig_9_vit_and_bit_against_resnet50(tmp_path):
     models[2].probes["fourier_heatmap"] = _heatmap(resnet, eps=2.0)
     other = finding_set_checks(_runs(tmp_path / "eps", models), SETTINGS)
     assert {c.reason for _, checks in other for c in checks} == {"other protocol (eps: ViT 4.0, CNN 2.0)"}
+
+
+# ------------------------------------------------------------------------------- Park & Kim: AlterNet on CIFAR-100
+ALTERNET, PK_RESNET, PK_VIT = "./checkpoints/alternet-50-cifar100", "park-kim:resnet-50", "park-kim:vit-ti"
+
+
+def _cifar_model(spec: str, clean: float, corrupted: float, seed: int) -> Model:
+    rng = np.random.default_rng(seed)
+    cells = {(c, s): rng.random(N // 4) < corrupted for c in ("fog", "contrast") for s in (1, 5)}
+    frames = {"cifar100": accuracy_frame(rng.random(N) < clean), "cifar100-c": cell_frame(cells)}
+    return Model(spec, frames, applied=dict.fromkeys(frames, "as-released"))
+
+
+def test_alternet_above_the_cnn_and_the_vit_on_cifar_100_where_a_run_holds_them(tmp_path):
+    assert FINDING_SETS["alternet-above-cnn"].paper == FINDING_SETS["alternet-above-vit"].paper == "park-kim"
+    assert is_park_kim_resnet50("https://github.com/x/resnet_50_cifar100_691cc9a9e4.pth.tar")
+    assert not is_park_kim_resnet50("timm/seresnet50.a1_in1k") and not is_plain_vit("park-kim:pit-ti")
+    results = _runs(
+        tmp_path / "run",
+        [
+            _cifar_model(ALTERNET, 0.80, 0.60, 1),
+            _cifar_model(PK_RESNET, 0.60, 0.40, 2),  # below the AlterNet on both: holds
+            _cifar_model(PK_VIT, 0.95, 0.90, 3),  # above the AlterNet on both: reversed
+        ],
+    )
+    keys = {m["spec"]: m["key"] for m in results[0]["models"]}
+    found = {
+        p.name: (p, checks) for p, checks in finding_set_checks(results, SETTINGS) if p.paper == "park-kim"
+    }
+    assert set(found) == {
+        f"alternet-above-cnn: {keys[ALTERNET]} against {keys[PK_RESNET]}",
+        f"alternet-above-vit: {keys[ALTERNET]} against {keys[PK_VIT]}",
+    }
+    cnn_checks = found[f"alternet-above-cnn: {keys[ALTERNET]} against {keys[PK_RESNET]}"][1]
+    vit_checks = found[f"alternet-above-vit: {keys[ALTERNET]} against {keys[PK_VIT]}"][1]
+    assert [c.finding.data for c in cnn_checks] == ["cifar100", "cifar100-c"]
+    assert [c.verdict for c in cnn_checks] == ["holds", "holds"]
+    assert [c.verdict for c in vit_checks] == ["reversed", "reversed"]
+    # The values: each model's own top-1 from its predictions, and the mean over the 4 cells of CIFAR-100-C.
+    rng = np.random.default_rng(1)
+    cells = [rng.random(N // 4) < 0.60 for _ in range(4)]
+    clean = rng.random(N) < 0.80
+    assert cnn_checks[0].vit_value == pytest.approx(100 * clean.mean(), abs=1e-12)
+    assert cnn_checks[1].vit_value == pytest.approx(100 * np.mean([c.mean() for c in cells]), abs=1e-9)
+    # A run without an AlterNet holds neither set.
+    alone = _runs(
+        tmp_path / "no-alternet", [_cifar_model(PK_RESNET, 0.6, 0.4, 2), _cifar_model(PK_VIT, 0.9, 0.9, 3)]
+    )
+    assert not [p for p, _ in finding_set_checks(alone, SETTINGS) if p.paper == "park-kim"]
