@@ -60,13 +60,22 @@ def _one_interpolation(rows: Iterable[PublishedNumber]) -> str | None:
     return next(iter(named)) if len(named) == 1 else None
 
 
+def pair_model_keys(pair: Mapping[str, str]) -> tuple[str, str] | None:
+    """The published table's keys of a suite pair's two models: its `vit_key` and `cnn_key` where it names them (a
+    pair named for readers, "vit-ti/resnet-50-cifar100"), else its name VIT_KEY/CNN_KEY; None for an unnamed pair."""
+    names = str(pair.get("name") or "").split("/")
+    if len(names) != 2:
+        return None
+    return str(pair.get("vit_key") or names[0]), str(pair.get("cnn_key") or names[1])
+
+
 def paper_model_keys(paper: str, spec: str, model_pairs: Iterable[Mapping[str, str]] = ()) -> tuple[str, ...]:
     """The keys of `paper`'s models that `spec` stands for: those whose numbers were made with its weights, and
     those a suite's model pair names it for (a pair "vit-l16/bit-m-r101x3" with vit: SPEC)."""
     keys = [row.model_key for row in published_numbers(paper) if row.model_id == spec]
     for pair in model_pairs:
-        names = str(pair.get("name") or "").split("/")
-        if len(names) == 2:
+        names = pair_model_keys(pair)
+        if names is not None:
             keys += [key for key, role in zip(names, ("vit", "cnn"), strict=True) if pair.get(role) == spec]
     return tuple(dict.fromkeys(keys))
 
@@ -135,4 +144,11 @@ def model_pairing(
     return pairing
 
 
-__all__ = ["Pairing", "model_pairing", "paper_model_keys", "row_interpolation", "row_preprocessing"]
+__all__ = [
+    "Pairing",
+    "model_pairing",
+    "pair_model_keys",
+    "paper_model_keys",
+    "row_interpolation",
+    "row_preprocessing",
+]

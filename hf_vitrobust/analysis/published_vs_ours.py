@@ -25,8 +25,9 @@ The verdict (`compare_published`), its kind one of VERDICTS:
   "within k images" when the difference is one the dropped images (and the reading precision) can explain, at most
   k images; "outside by k images" when at least k images must have flipped. Another number of the same images
   (AUPR, mCE, a loss) is "equal" to its reading precision or "outside by x points";
-- where we score a random sample of their images, or their images are unknown, the sampling interval at the run's
-  confidence level: "within the interval" or "outside the interval";
+- where we score a random sample of their images, their images are unknown, or a random training augmentation
+  made their inputs (Park & Kim's loss landscape), the sampling interval at the run's confidence level: "within the
+  interval" or "outside the interval"; a published loss surface also by its summary statistics (`published_surface`);
 - "approximate: <verdict>" where the row does not name every protocol part this package knows for its benchmark
   (`protocols.protocol_parts`): the part it leaves unnamed could differ unseen; or where the run read a re-encoded
   copy of the images, or a Hub copy of unknown image bytes (results.json's `image_bytes`), while the published
@@ -48,12 +49,14 @@ from typing import Any
 
 from ..data import BENCHMARKS, Benchmark
 from ..metrics.estimators import Estimator, derived_seed
-from ..metrics.intervals import Interval, proportion_interval
+from ..metrics.intervals import Interval, proportion_interval, z_value
 from ..probes.spec import PROBES
 from .headlines import AUPR, BG_GAP, ECE, MCE, MEAN_TOP1, MFR, RELATIVE_MCE, headline_name
 from .image_counts import ImageCounts, dropped_images_bound, published_count
 from .protocols import default_protocol, protocol_parts
-from .published import PAPERS, PublishedNumber, published_numbers
+from .published import PublishedNumber, published_numbers
+from .published_models import Identified, identify_models, reproduction_entries
+from .published_surface import SURFACE_STATISTICS, compare_surfaces, surface_grid, surface_statistics
 from .run_models import RunModel, RunModels
 from .uncertainty import (
     UncertaintySettings,
@@ -183,6 +186,12 @@ def _probe_number(row: PublishedNumber, model: RunModel, settings: UncertaintySe
             100.0,
             "image",
         )
+    elif found.standard_error is not None:  # a normal interval of a mean over chunks (a loss of random draws)
+        half = z_value(settings.confidence_level) * found.standard_error
+        low, high = found.value - half, found.value + half
+        interval = Interval(
+            found.value, low, high, settings.confidence_level, "normal", found.num_images or 0
+        )
     return OurNumber(found.value, interval, found.num_images)
 
 
@@ -197,6 +206,10 @@ def our_number(row: PublishedNumber, model: RunModel, settings: UncertaintySetti
 def _same_images(row: PublishedNumber, model: RunModel, ours: OurNumber) -> bool:
     """Ours scores their images: all of them, their published list, or ours with some they left out."""
     if row.image_set not in ("all", "published-list", "subset-of-all") or row.images is None:
+        return False
+    if row.protocol_parts.get(
+        "augmentation"
+    ):  # random training augmentation: their very inputs are never met
         return False
     if ours.num_images is None or _sampled(row, model):
         return False
@@ -475,72 +488,6 @@ def compare_published(
     )
 
 
-# ------------------------------------------------------------------------------------------- which rows apply
-@dataclass(frozen=True)
-class Identified:
-    """A published model found in the runs: the paper, its key, the run models that stand for it (merged-result
-    index, model key), whether they stand in for it (a reproduction with another checkpoint on purpose), and
-    whether a reproduction named it (then every one of its published numbers is shown)."""
-
-    paper: str
-    model_key: str
-    candidates: tuple[tuple[int, str], ...]
-    stand_in: bool = False
-    reproduction: bool = False
-    role: str | None = None
-
-
-def reproduction_entries(result: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
-    """The paper models each model of a run stands for (results.json "reproduction", written by `vitrobust
-    reproduce`), by the model's key in `result` (merged or not): key -> [{"role", "model_key", "model",
-    "stand_in", ...}, ...] (one model may stand for both members of a pair)."""
-    record = result.get("reproduction") or {}
-    by_run_key = record.get("models") or {}
-    out: dict[str, list[Mapping[str, Any]]] = {}
-    for model in result.get("models") or []:
-        given = by_run_key.get(str(model.get("run_key") or model.get("key")))
-        entries = [given] if isinstance(given, Mapping) else list(given or [])
-        out[str(model["key"])] = [{**entry, "paper": record.get("paper")} for entry in entries if entry]
-    return out
-
-
-def identify_models(results: Sequence[Mapping[str, Any]]) -> list[Identified]:
-    """The published models the runs hold (see the module docstring), in the order first met."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    by_id: dict[str, list[PublishedNumber]] = {}
-    for row in published_numbers():
-        if row.has_public_weights:
-            by_id.setdefault(row.model_id, []).append(row)
-
-    def entry_of(paper: str, key: str) -> dict[str, Any]:
-        return found.setdefault(
-            (paper, key), {"candidates": [], "stand_in": False, "reproduction": False, "role": None}
-        )
-
-    for index, result in enumerate(results):
-        recorded = reproduction_entries(result)
-        for model in result.get("models") or []:
-            key = str(model["key"])
-            given = [g for g in recorded.get(key, []) if g.get("paper") in PAPERS and g.get("model_key")]
-            for member in given:
-                entry = entry_of(str(member["paper"]), str(member["model_key"]))
-                entry.update(reproduction=True, role=member.get("role"))
-                entry["stand_in"] = entry["stand_in"] or bool(member.get("stand_in"))
-                entry["candidates"].append((index, key))
-            if given:
-                continue
-            for row in by_id.get(str(model.get("spec")), []):
-                entry = entry_of(row.paper, row.model_key)
-                if (index, key) not in entry["candidates"]:
-                    entry["candidates"].append((index, key))
-    return [
-        Identified(
-            paper, key, tuple(entry["candidates"]), entry["stand_in"], entry["reproduction"], entry["role"]
-        )
-        for (paper, key), entry in found.items()
-    ]
-
-
 def _candidate_for(row: PublishedNumber, models: Sequence[RunModel]) -> RunModel | None:
     """The run model to read a row from: of those with the row's benchmark, one with its checkpoint and the fewest
     protocol differences; else the first (its "not in this run" says why)."""
@@ -573,6 +520,58 @@ def published_comparisons(
             if not identified.reproduction and not any(m.has(row.benchmark) for m in models):
                 continue
             out.append(compare_published(row, model, settings, stand_in=identified.stand_in))
+        out += surface_comparisons(identified, models, settings)
+    return out
+
+
+def surface_comparisons(
+    identified: Identified, models: Sequence[RunModel], settings: UncertaintySettings
+) -> list[PublishedComparison]:
+    """A published loss surface (a probe's "loss" rows on an x, y grid) beside ours by its summary statistics
+    (`published_surface`: minimum, curvature at the origin, basin width), one comparison each on a row derived
+    from the published grid; not comparable for the reasons its origin row is."""
+    grid = [
+        row
+        for row in published_numbers(identified.paper)
+        if row.model_key == identified.model_key
+        and row.metric == "loss"
+        and {"x", "y"} <= set(row.conditions)
+    ]
+    origin = next((r for r in grid if float(r.conditions["x"]) == 0.0 == float(r.conditions["y"])), None)
+    model = None if origin is None else _candidate_for(origin, models)
+    if origin is None or model is None:
+        return []
+    found = compare_published(origin, model, settings, stand_in=identified.stand_in)
+    theirs = surface_statistics(*surface_grid(grid))
+    stats = {}
+    if not found.reasons:
+        probe = model.probe(origin.benchmark) or {}
+        ours = (probe["x"], probe["y"], probe["loss"])
+        seed = derived_seed(settings.seed, "surface", origin.row_id)
+        for stat in compare_surfaces(
+            surface_grid(grid), ours, probe.get("loss_standard_error"), settings.confidence_level, seed
+        ):
+            stats[stat.name] = stat
+    out = []
+    for name in SURFACE_STATISTICS:
+        stat = stats.get(name)
+        row = replace(
+            origin,
+            row_id=f"{origin.paper}/{origin.benchmark}/surface-{name.replace(' ', '-')}/{origin.model_key}",
+            metric=f"surface {name}",
+            condition=";".join(f"{k}={v}" for k, v in origin.conditions.items() if k not in ("x", "y")),
+            value=theirs[name],
+            location=f"derived from the {len(grid)} published grid points",
+            reading_precision=0.0,
+        )
+        if stat is None:
+            ours_number = OurNumber(missing=found.ours.missing)
+            out.append(replace(found, row=row, ours=ours_number, verdict="not comparable", counts=None))
+        else:
+            ours_number = OurNumber(stat.ours, None, found.ours.num_images)
+            out.append(
+                replace(found, row=row, ours=ours_number, verdict=stat.verdict, kind=stat.kind, counts=None)
+            )
     return out
 
 

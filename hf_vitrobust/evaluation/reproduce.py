@@ -25,6 +25,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ import yaml
 
 from ..analysis.analyze import analyze
 from ..analysis.findings import findings_of
-from ..analysis.pairings import row_interpolation, row_preprocessing
+from ..analysis.pairings import pair_model_keys, row_interpolation, row_preprocessing
 from ..analysis.published import PAPERS, PublishedNumber, published_numbers
 from ..analysis.published_vs_ours import PAPER_SUITES
 from ..analysis.record import model_key
@@ -47,6 +48,15 @@ from .suite import Suite, load_suite
 
 #: The pair `vitrobust reproduce` runs when none is named: the paper's headline comparison.
 DEFAULT_PAIRS = {"paul-chen": "vit-l16/bit-m-r101x3", "park-kim": "deit-s/resnet-50"}
+#: A pair of another label space (`label_space:` of its suite entry) has the probes of the paper's findings read the
+#: counterpart of the suite's ImageNet benchmarks, and probes with Park & Kim's ImageNet training augmentation take
+#: their CIFAR-100 recipe at its batch size (how-do-vits-work configs/cifar100_vit.yaml: batch_size 96).
+LABEL_SPACES: dict[str, dict[str, str]] = {
+    "cifar100": {"imagenet-val": "cifar100", "imagenet-train": "cifar100-train"},
+}
+_AUGMENTATION_OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
+    "cifar100": {"park-kim-imagenet": {"augmentation": "park-kim-cifar100", "batch_size": 96}},
+}
 #: The offline sources `--offline` reads (the demo suite's): the bundled photos, ImageNet-C/-P generated from them.
 OFFLINE_DATA = {
     "imagenet-val": "builtin",
@@ -82,6 +92,8 @@ class Leg:
     probes: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: probe -> the benchmark its images come from, where the published numbers name another than the suite's
     probe_data: dict[str, str] = field(default_factory=dict)
+    #: probe -> the images its published numbers used, where they are random draws (a training augmentation)
+    probe_images: dict[str, int] = field(default_factory=dict)
     rows: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,11 +113,20 @@ class ReproductionPlan:
     data: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: the pair's label space where it is not ImageNet's (`LABEL_SPACES`)
+    label_space: str | None = None
+
+    @property
+    def published_rows(self) -> int:
+        """How many published numbers the legs serve (0: only the paper's findings are checked on the pair)."""
+        return sum(len(leg.rows) for leg in self.legs)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "paper": self.paper,
             "pair": self.pair,
+            "label_space": self.label_space,
+            "published_rows": self.published_rows,
             "suite": self.suite.name,
             "members": [asdict(member) for member in self.members],
             "stand_in": self.stand_in,
@@ -129,7 +150,8 @@ class ReproductionPlan:
             for name, params in leg.probes.items():
                 chosen = ", ".join(f"{k}={v}" for k, v in params.items()) or "the suite's parameters"
                 data = f" on {leg.probe_data[name]}" if name in leg.probe_data else ""
-                lines.append(f"  probe {name}{data}: {chosen}")
+                images = f", {leg.probe_images[name]} images" if name in leg.probe_images else ""
+                lines.append(f"  probe {name}{data}{images}: {chosen}")
             lines.append(f"  published numbers served: {len(leg.rows)}")
         lines += [f"left out: {name}: {why}" for name, why in self.left_out.items()]
         lines += [f"note: {note}" for note in self.notes]
@@ -143,12 +165,14 @@ def pair_names(paper: str) -> tuple[str, ...]:
 
 def _members(
     paper: str, suite: Suite, pair: str | None, vit: str | None, cnn: str | None
-) -> tuple[str, tuple[Member, Member]]:
+) -> tuple[str, tuple[Member, Member], dict[str, str]]:
     name = pair or DEFAULT_PAIRS[paper]
     keys = name.split("/")
     if len(keys) != 2 or not all(keys):
         raise ValueError(f"--pair takes VIT_KEY/CNN_KEY, e.g. {DEFAULT_PAIRS[paper]}, got {name!r}.")
     entry = next((p for p in suite.model_pairs if p.get("name") == name), None)
+    if entry is not None:
+        keys = list(pair_model_keys(entry) or keys)
     if entry is None and (vit is None or cnn is None):
         known = pair_names(paper)
         raise ValueError(
@@ -161,7 +185,7 @@ def _members(
         if not spec:
             raise ValueError(f"Pair {name!r} names no {role} spec; give it with --{role} SPEC.")
         members.append(Member(role, key, str(spec)))
-    return name, (members[0], members[1])
+    return name, (members[0], members[1]), dict(entry or {})
 
 
 def _spec_for(row: PublishedNumber, member: Member) -> tuple[str, str]:
@@ -175,9 +199,16 @@ def _spec_for(row: PublishedNumber, member: Member) -> tuple[str, str]:
 
 def _probe_value(probe: str, param: str, text: str) -> Any:
     """A probe parameter of the table (text) as the probe function takes it (a number, a list, a name)."""
+    value = _parsed_probe_value(probe, param, text)
+    return list(value) if isinstance(value, tuple) else value
+
+
+@cache
+def _parsed_probe_value(probe: str, param: str, text: str) -> Any:
+    # Cached: Park & Kim's 877 loss-landscape rows repeat the same nine parameters.
     parameter = inspect.signature(PROBES.get(probe).probe).parameters.get(param)
     if parameter is not None and isinstance(parameter.default, list | tuple):
-        return [yaml.safe_load(item) for item in text.split(",")]
+        return tuple(yaml.safe_load(item) for item in text.split(","))
     return yaml.safe_load(text)
 
 
@@ -199,6 +230,14 @@ def _needs(row: PublishedNumber, suite: Suite) -> tuple[dict[str, dict[str, str]
         }
         return {bench: protocol}, {row.benchmark: {**params, _DATA: bench}}
     return {bench: protocol}, {}
+
+
+def _random_draw_images(row: PublishedNumber) -> int | None:
+    """The image count of a probe's number made on randomly augmented draws (Park & Kim's loss landscape: 4,992
+    shuffled training images a point): their very inputs can never be met, so a leg draws as many (None else)."""
+    if row.benchmark in PROBES.names() and row.protocol_parts.get("augmentation") and row.images:
+        return int(row.images)
+    return None
 
 
 def _conflicts(
@@ -270,14 +309,17 @@ def plan_reproduction(
             f"Unknown paper {paper!r}.{did_you_mean(paper, PAPERS)} Papers: {', '.join(PAPERS)}."
         )
     suite = load_suite(PAPER_SUITES[paper])
-    name, members = _members(paper, suite, pair, vit, cnn)
+    name, members, entry = _members(paper, suite, pair, vit, cnn)
+    label_space = entry.get("label_space")
+    if label_space is not None and label_space not in LABEL_SPACES:
+        raise ValueError(f"Pair {name!r}: label_space {label_space!r} is none of {', '.join(LABEL_SPACES)}.")
     data = dict(data or {})
     if offline:
         from ..constants import DEFAULT_MODEL
 
         stand_in = stand_in or DEFAULT_MODEL
         data = {**OFFLINE_DATA, **data}
-    plan = ReproductionPlan(paper, name, suite, members, [], stand_in, data)
+    plan = ReproductionPlan(paper, name, suite, members, [], stand_in, data, label_space=label_space)
     suite_benchmarks = set(suite.benchmark_names)
     for member in members:
         for row in published_numbers(paper):
@@ -293,7 +335,12 @@ def plan_reproduction(
             if unknown:
                 plan.left_out.setdefault(unknown[0], f"the {suite.name} suite does not run {unknown[0]}")
                 continue
-            _leg_for(plan.legs, spec, member, why, benchmarks, probes).rows.append(row.row_id)
+            leg = _leg_for(plan.legs, spec, member, why, benchmarks, probes)
+            leg.rows.append(row.row_id)
+            if _random_draw_images(row) is not None:
+                leg.probe_images[row.benchmark] = max(
+                    leg.probe_images.get(row.benchmark, 0), _random_draw_images(row)
+                )
         mine = [leg for leg in plan.legs if member in leg.members]
         first = next(
             (leg for leg in mine if leg.spec == (stand_in or member.spec)), mine[0] if mine else None
@@ -304,7 +351,12 @@ def plan_reproduction(
             ):
                 continue
             if finding.data in suite.probe_names:
-                needs = ({_probe_benchmark(suite, finding.data): {}}, {finding.data: {}})
+                needs = _finding_probe_needs(suite, finding.data, label_space)
+            elif finding.data in suite_benchmarks and label_space is not None:
+                plan.left_out.setdefault(
+                    finding.data, f"{finding.data} is not in the pair's {label_space} labels"
+                )
+                continue
             elif finding.data in suite_benchmarks:
                 needs = ({finding.data: {}}, {})
             else:
@@ -324,6 +376,20 @@ def plan_reproduction(
                 _add(first, *needs)
     _finish(plan)
     return plan
+
+
+def _finding_probe_needs(
+    suite: Suite, probe: str, label_space: str | None
+) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]]]:
+    """What a finding's probe needs of a leg: its images' benchmark (in the pair's label space) and, for a
+    CIFAR-100 pair, Park & Kim's CIFAR-100 augmentation where the suite gives the probe their ImageNet one."""
+    bench = _probe_benchmark(suite, probe)
+    if label_space is None:
+        return {bench: {}}, {probe: {}}
+    bench = LABEL_SPACES[label_space].get(bench, bench)
+    recipe = (suite.probe(probe).params or {}).get("augmentation")
+    params = dict(_AUGMENTATION_OVERRIDES.get(label_space, {}).get(str(recipe), {}))
+    return {bench: {}}, {probe: {**params, _DATA: bench}}
 
 
 def _finish(plan: ReproductionPlan) -> None:
@@ -352,6 +418,11 @@ def _finish(plan: ReproductionPlan) -> None:
                     "validation folder (--data imagenet-val=PATH); without it the probe draws its images at random "
                     "and its published numbers are not comparable (other protocol)"
                 )
+    if not plan.published_rows:
+        plan.notes.append(
+            f"no published number of {PAPERS[plan.paper].split(',')[0]} is of this pair's checkpoints: only the "
+            "paper's findings are checked on it"
+        )
     taken: set[str] = set()
     for leg in plan.legs:
         roles = "+".join(m.role for m in leg.members)
@@ -384,6 +455,8 @@ def leg_suite(plan: ReproductionPlan, leg: Leg) -> dict[str, Any]:
         entry = json.loads(json.dumps(base["probes"][name]))
         entry["params"] = {**(entry.get("params") or {}), **params}
         entry["benchmark"] = _leg_probe_benchmark(plan.suite, leg, name)
+        if name in leg.probe_images:
+            entry["num_images"] = leg.probe_images[name]
         probes[name] = entry
     roles = ", ".join(f"{m.role} {m.model_key}" for m in leg.members)
     return {
@@ -470,6 +543,7 @@ def run_reproduction(
 
 __all__ = [
     "DEFAULT_PAIRS",
+    "LABEL_SPACES",
     "OFFLINE_DATA",
     "REPRODUCTION_FILE",
     "Leg",

@@ -386,7 +386,9 @@ def _merge(partials: list) -> dict:
     else:
         loss, center_loss = weighted_mean(partials, "loss"), float(weighted_mean(partials, "center_loss"))
     has_l2 = all(p["l2"] is not None for p in partials)
+    weights = [float(p["num_batches"] if loss_average == "batches" else p["num_images"]) for p in partials]
     return {
+        "loss_standard_error": _cluster_standard_error([p["loss"] for p in partials], weights, loss),
         "x": same_setting(partials, "x"),
         "y": same_setting(partials, "y"),
         "loss": loss,
@@ -404,18 +406,52 @@ def _merge(partials: list) -> dict:
     }
 
 
+def _cluster_standard_error(
+    values: Sequence[Any], weights: Sequence[float], mean: torch.Tensor
+) -> torch.Tensor | None:
+    """Per grid point, the standard error of the weighted mean of the chunks' losses, each chunk one cluster
+    (k / (k - 1) sum_i w_i^2 (L_i - mean)^2 / (sum_i w_i)^2): with the runner's chunks of one mini-batch, the spread
+    of the batch means that the augmentation draws and the images give. None with fewer than two chunks."""
+    if len(values) < 2:
+        return None
+    stacked = torch.stack([torch.as_tensor(v, dtype=torch.float64) for v in values])
+    w = torch.as_tensor(weights, dtype=torch.float64).reshape(-1, *([1] * (stacked.ndim - 1)))
+    k = len(values)
+    variance = k / (k - 1) * (w.pow(2) * (stacked - mean).pow(2)).sum(0) / w.sum().pow(2)
+    return variance.sqrt()
+
+
+#: The published metrics of a grid point: Park & Kim's "loss" (NLL + wd x l2, what their notebook plots), NLL, top-1
+#: and l2 (their `ops/norm.py` sum of the parameter tensors' L2 norms, column "l2" of their results CSVs).
+_POINT_METRICS = {"loss": "loss", "NLL": "loss", "top-1 %": "accuracy", "sum of parameter L2 norms": "l2"}
+
+
 def published_value(probe: Mapping[str, Any], metric: str, condition: Mapping[str, str]) -> ProbeValue:
-    """The loss (NLL + weight_decay x l2, what Park & Kim's notebook plots) or the top-1 (%) at a grid point."""
-    keys = {"loss": "loss", "top-1 %": "accuracy"}
-    if metric not in keys or not {"x", "y"} <= set(condition):
-        raise LookupError(f"the loss landscape holds the loss and top-1 % per grid point, not {metric!r}")
+    """The loss (NLL + weight_decay x l2), the NLL, the top-1 (%) or the sum of the parameter L2 norms at a grid
+    point, with the correct count of a top-1 and the chunks' standard error of a loss or NLL (zero for the l2,
+    which no image changes)."""
+    if metric not in _POINT_METRICS or not {"x", "y"} <= set(condition):
+        raise LookupError(
+            f"the loss landscape holds {', '.join(_POINT_METRICS)} per grid point, not {metric!r}"
+        )
+    if metric == "sum of parameter L2 norms" and probe.get("l2_term") != "park-kim":
+        raise LookupError(f"this loss landscape's l2 is {probe.get('l2_term')}, not the sum of the L2 norms")
     row = grid_index(probe.get("y") or [], float(condition["y"]))
     column = grid_index(probe.get("x") or [], float(condition["x"]))
-    value = float(np.asarray(probe[keys[metric]], dtype=np.float64)[row, column])
-    images = probe.get("num_images")
-    return ProbeValue(
-        100.0 * value if metric == "top-1 %" else value, None if images is None else int(images)
-    )
+
+    def at(name: str) -> float:
+        return float(np.asarray(probe[name], dtype=np.float64)[row, column])
+
+    value = at(_POINT_METRICS[metric])
+    if metric == "NLL":
+        value -= float(probe.get("weight_decay") or 0.0) * at("l2")
+    images = None if probe.get("num_images") is None else int(probe["num_images"])
+    if metric == "top-1 %":
+        return ProbeValue(100.0 * value, images, None if images is None else round(value * images))
+    spread = 0.0 if metric == "sum of parameter L2 norms" else None
+    if spread is None and probe.get("loss_standard_error") is not None:
+        spread = at("loss_standard_error")
+    return ProbeValue(value, images, standard_error=spread)
 
 
 def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
