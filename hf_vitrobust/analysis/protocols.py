@@ -52,10 +52,12 @@ the sources). A benchmark's protocol has up to four parts:
   the ReaL label sets of Beyer et al. 2020 (`hf_vitrobust.data.real_labels`): right when the prediction is any of
   the image's labels, images without one left out (timm's `--real-labels`). Matched by validation file name, so a
   source that numbers its rows is refused before any work.
-- image_list (ImageNet-C): which of each cell's images are scored. "full", every image of the folder, or
+- image_list (ImageNet-C, ImageNet-3DCC: `Benchmark.robustbench_alexnet`): which of each cell's images are
+  scored. "full", every image of the folder, or
   "robustbench-5000", RobustBench's 5,000 validation images (`data.image_list("robustbench-imagenet-c-5000")`)
   in every cell, selected by file name in a local released folder (a source that numbers its rows is refused
-  before any work); with all 75 cells present its two leaderboard columns are added (`metrics.robustbench`).
+  before any work); with all its cells present (75; 3DCC 60) its two leaderboard columns are added
+  (`metrics.robustbench`).
 
 Recorded, not chosen: `image_bytes`, whether the images read were the release's own files ("release"), a copy that
 re-encoded them ("re-encoded") or a Hub copy whose pages do not say ("unknown"); per registered Hub source in
@@ -124,7 +126,7 @@ LABELS_PROTOCOLS: dict[str, str] = {
 
 IMAGE_LIST_PROTOCOLS: dict[str, str] = {
     "full": "every image of each corruption and severity cell",
-    "robustbench-5000": "RobustBench's 5,000 validation images in every cell (its ImageNet-C leaderboard)",
+    "robustbench-5000": "RobustBench's 5,000 validation images in every cell (its ImageNet-C and -3DCC leaderboards)",
 }
 #: An image_list protocol -> the shipped image list it selects (`hf_vitrobust.data.image_list`).
 IMAGE_LIST_FILES = {"robustbench-5000": "robustbench-imagenet-c-5000"}
@@ -159,7 +161,7 @@ def protocol_parts(benchmark: Benchmark) -> tuple[str, ...]:
         parts.append("release_encoding")
     if benchmark.reassessed_labels:
         parts.append("labels")
-    if benchmark.alexnet_baseline:  # ImageNet-C: RobustBench's subset is a choice of its images
+    if benchmark.robustbench_alexnet:  # ImageNet-C, -3DCC: RobustBench's subset is a choice of its images
         parts.append("image_list")
     return tuple(parts)
 

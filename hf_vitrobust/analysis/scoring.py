@@ -24,8 +24,8 @@ from ..metrics import (
     ood_detection_metrics,
 )
 from ..metrics.robustbench import (
-    ROBUSTBENCH_CORRUPTIONS,
     ROBUSTBENCH_SEVERITIES,
+    robustbench_alexnet_accuracies,
     robustbench_corruption_scores,
 )
 from .headlines import AUPR, BG_GAP, CORRUPTIONS_ACCURACY, MCE, MEAN_TOP1, MFR, TOP1, headline_name
@@ -156,16 +156,18 @@ def corruption_cell_counts(predictions: Predictions) -> tuple[dict[tuple[str, in
     return dict(sorted(cells.items())), num_labelled
 
 
-def robustbench_scores(cells: dict[tuple[str, int], tuple[int, int]]) -> dict[str, Any]:
+def robustbench_scores(cells: dict[tuple[str, int], tuple[int, int]], alexnet_file: str) -> dict[str, Any]:
     """RobustBench's leaderboard columns (`metrics.robustbench`) from (wrong, count) per cell of a run on its
-    5,000 images; None for both, and the missing cells counted, unless all of its 15 x 5 cells are present (a
+    5,000 images, against its AlexNet of `alexnet_file` (`Benchmark.robustbench_alexnet`); None for both, and the
+    missing cells counted, unless all of its cells (ImageNet-C 15 x 5, ImageNet-3DCC 12 x 5) are present (a
     partial mean would not line up with the leaderboard)."""
-    wanted = [(c, s) for c in ROBUSTBENCH_CORRUPTIONS for s in ROBUSTBENCH_SEVERITIES]
+    alexnet = robustbench_alexnet_accuracies(alexnet_file)
+    wanted = [(c, s) for c in alexnet for s in ROBUSTBENCH_SEVERITIES]
     missing = [cell for cell in wanted if cell not in cells or cells[cell][1] == 0]
     if missing:
         return {"corruptions_acc": None, "corruptions_mce": None, "missing_cells": len(missing)}
     accuracies = {cell: 1.0 - cells[cell][0] / cells[cell][1] for cell in wanted}
-    return {**robustbench_corruption_scores(accuracies), "missing_cells": 0}
+    return {**robustbench_corruption_scores(accuracies, alexnet), "missing_cells": 0}
 
 
 def corruption_metrics(
@@ -206,9 +208,9 @@ def corruption_metrics(
             },
         }
         result["mce_protocol"] = (protocol or default_protocol(benchmark))["mce"]
-        if (protocol or {}).get("image_list") == "robustbench-5000":  # the default ("full") adds nothing
-            result["image_list"] = "robustbench-5000"
-            result["robustbench"] = robustbench_scores(cells)
+    if benchmark.robustbench_alexnet and (protocol or {}).get("image_list") == "robustbench-5000":
+        result["image_list"] = "robustbench-5000"  # the default ("full") adds nothing
+        result["robustbench"] = robustbench_scores(cells, benchmark.robustbench_alexnet)
     severity5 = {corruption: value for (corruption, severity), value in top1.items() if severity == 5}
     result["top1_by_cell"] = {f"{c}/{s}": value for (c, s), value in sorted(top1.items())}
     result["top1_by_corruption_s5"] = dict(sorted(severity5.items()))

@@ -26,6 +26,7 @@ from ..constants import (
     TEST_PERTURBATIONS,
     VALIDATION_PERTURBATIONS,
 )
+from ..metrics.robustbench import ROBUSTBENCH_ALEXNET_FILE
 from ..models.imagenet import IMAGENET_CLASS_NAMES
 from ..registry import Registry, did_you_mean
 from .builtin import BUILTIN_SOURCE
@@ -85,6 +86,9 @@ class Benchmark:
         checks, read at `split`. None: its own schemas.
     alexnet_baseline: whether its corruption errors are normalised by AlexNet's (ImageNet-C: the mCE of Hendrycks &
         Dietterich, with the "mce" protocol part choosing between the normalised and unnormalised means).
+    robustbench_alexnet: the shipped file of RobustBench's AlexNet accuracies on its 5,000 validation images
+        (`hf_vitrobust.metrics.robustbench`) where RobustBench has a leaderboard of it (ImageNet-C, ImageNet-3DCC):
+        its "image_list" protocol part then offers those images, and under them its leaderboard's two columns.
     reassessed_labels: whether its images have ReaL labels (`hf_vitrobust.data.real_labels`: the ImageNet
         validation set), scored under the "labels" protocol part's "real".
     """
@@ -114,6 +118,7 @@ class Benchmark:
     split: str | None = None
     hub_schemas_from: str | None = None
     alexnet_baseline: bool = False
+    robustbench_alexnet: str | None = None
     reassessed_labels: bool = False
 
     @property
@@ -357,6 +362,7 @@ for _benchmark in (
         generated_from="imagenet-val",
         released_size=224,
         alexnet_baseline=True,
+        robustbench_alexnet=ROBUSTBENCH_ALEXNET_FILE,
     ),
     _imagenet(
         "imagenet-p",

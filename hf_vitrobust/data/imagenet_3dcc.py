@@ -14,8 +14,9 @@ repository's licence); nothing of it is shipped here.
 The metric. RobustBench's ImageNet-3DCC leaderboard column ("corruptions_acc_3d", `eval.py`
 `corruptions_evaluation`) is the plain mean of the 60 cell accuracies on its 5,000 images; its "corruptions_mce_3d"
 normalises by its own AlexNet row measured on those images. Here the headline is that mean top-1 over the cells
-present, with the per-cell and per-corruption top-1 beside it; on the whole release it is not RobustBench's 5,000-image
-number.
+present, with the per-cell, per-corruption and per-group top-1 beside it. On the whole release it is not
+RobustBench's 5,000-image number: the protocol part `image_list: robustbench-5000` reads only those images of each
+cell and, with all 60 cells present, adds both leaderboard columns (`metrics.robustbench`, its AlexNet shipped).
 
 Not generated: every corruption but three needs 3D data that ImageNet does not have (`GENERATION_NEEDS`, read from
 the generator's scripts); the release's own files are the benchmark.
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..constants import SEVERITIES
+from ..metrics.robustbench import ROBUSTBENCH_3DCC_ALEXNET_FILE
 from .benchmarks import BENCHMARKS, Benchmark, _names
 from .samples import SchemaError
 
@@ -114,6 +116,7 @@ IMAGENET_3DCC = ReleasedOnlyBenchmark(
     severities=SEVERITIES,
     folder_layout="corruption_severity",
     released_size=224,
+    robustbench_alexnet=ROBUSTBENCH_3DCC_ALEXNET_FILE,
     not_generated_reason=NOT_GENERATED_REASON,
 )
 BENCHMARKS.register(IMAGENET_3DCC.name, IMAGENET_3DCC)

@@ -15,22 +15,33 @@ validation images (`robustbench/helper_files/imagenet_test_image_ids.txt`, shipp
 
 The leaderboard (`model_info/imagenet/corruptions/*.json`) reports both in percent: "corruptions_acc" and
 "corruptions_mce" (AlexNet itself: 21.12 and 100.0).
+
+Its ImageNet-3DCC columns ("corruptions_acc_3d", "corruptions_mce_3d") are the same formulas over the 12 x 5 cells of
+ImageNet-3DCC on the same 5,000 images (`load_imagenet3dcc` reads the same list), normalised by its AlexNet row of
+`unaggregated_results_3d.csv` (same commit, shipped as `robustbench_alexnet_imagenet_3dcc_accuracies.csv`; AlexNet
+28.47 and 100.0, Standard_R50 47.12 and 73.16):
+`robustbench_corruption_scores(..., alexnet=ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES)`.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 from collections.abc import Mapping
 from importlib import resources
 
 import numpy as np
 
 ROBUSTBENCH_ALEXNET_FILE = "robustbench_alexnet_imagenet_c_accuracies.csv"
+ROBUSTBENCH_3DCC_ALEXNET_FILE = "robustbench_alexnet_imagenet_3dcc_accuracies.csv"
 ROBUSTBENCH_SEVERITIES = (1, 2, 3, 4, 5)
 
 
-def _read_alexnet() -> dict[str, tuple[float, ...]]:
-    text = resources.files(__package__).joinpath(ROBUSTBENCH_ALEXNET_FILE).read_text(encoding="utf-8")
+@functools.cache
+def robustbench_alexnet_accuracies(file_name: str) -> dict[str, tuple[float, ...]]:
+    """RobustBench's AlexNet top-1 accuracy (fraction) per corruption and severity 1-5 on its 5,000 images, in its
+    order, from a shipped file of this package (`ROBUSTBENCH_ALEXNET_FILE`, `ROBUSTBENCH_3DCC_ALEXNET_FILE`)."""
+    text = resources.files(__package__).joinpath(file_name).read_text(encoding="utf-8")
     return {
         row["corruption"]: tuple(float(row[str(s)]) for s in ROBUSTBENCH_SEVERITIES)
         for row in csv.DictReader(text.splitlines())
@@ -38,31 +49,43 @@ def _read_alexnet() -> dict[str, tuple[float, ...]]:
 
 
 #: RobustBench's AlexNet top-1 accuracy (fraction) per corruption and severity 1-5, in its `CORRUPTIONS` order.
-ROBUSTBENCH_ALEXNET_ACCURACIES: dict[str, tuple[float, ...]] = _read_alexnet()
+ROBUSTBENCH_ALEXNET_ACCURACIES: dict[str, tuple[float, ...]] = robustbench_alexnet_accuracies(
+    ROBUSTBENCH_ALEXNET_FILE
+)
 #: RobustBench's 15 ImageNet-C corruptions (`robustbench.data.CORRUPTIONS`), in its order.
 ROBUSTBENCH_CORRUPTIONS: tuple[str, ...] = tuple(ROBUSTBENCH_ALEXNET_ACCURACIES)
+#: The same for ImageNet-3DCC: its AlexNet row and its 12 corruptions (`robustbench.data.CORRUPTIONS_3DCC`).
+ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES: dict[str, tuple[float, ...]] = robustbench_alexnet_accuracies(
+    ROBUSTBENCH_3DCC_ALEXNET_FILE
+)
+ROBUSTBENCH_3DCC_CORRUPTIONS: tuple[str, ...] = tuple(ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES)
 
 
-def robustbench_corruption_scores(accuracies: Mapping[tuple[str, int], float]) -> dict[str, float]:
+def robustbench_corruption_scores(
+    accuracies: Mapping[tuple[str, int], float],
+    alexnet: Mapping[str, tuple[float, ...]] = ROBUSTBENCH_ALEXNET_ACCURACIES,
+) -> dict[str, float]:
     """RobustBench's two leaderboard columns, in percent, from the top-1 accuracy (a fraction) of each of the
-    15 x 5 (corruption, severity) cells on its 5,000 images: {"corruptions_acc", "corruptions_mce"}.
+    15 x 5 (corruption, severity) cells on its 5,000 images: {"corruptions_acc", "corruptions_mce"}; with
+    `alexnet=ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES`, its ImageNet-3DCC columns from the 12 x 5 cells.
 
-    Every cell is required (RobustBench evaluates all 75); a missing, extra or out-of-range cell is a ValueError,
-    since a partial mean would not line up with the leaderboard."""
-    expected = {(c, s) for c in ROBUSTBENCH_CORRUPTIONS for s in ROBUSTBENCH_SEVERITIES}
+    Every cell is required (RobustBench evaluates all of them); a missing, extra or out-of-range cell is a
+    ValueError, since a partial mean would not line up with the leaderboard."""
+    corruptions = tuple(alexnet)
+    expected = {(c, s) for c in corruptions for s in ROBUSTBENCH_SEVERITIES}
     given = set(accuracies)
     if given != expected:
         missing = sorted(expected - given)
         extra = sorted(given - expected, key=str)
         raise ValueError(
-            "RobustBench's ImageNet-C scores need exactly its 15 corruptions x severities 1-5; "
+            f"RobustBench's scores need exactly its {len(corruptions)} corruptions x severities 1-5; "
             f"missing {len(missing)} cells {missing[:3]}, unexpected {extra[:3]}."
         )
-    model = np.array([[accuracies[(c, s)] for s in ROBUSTBENCH_SEVERITIES] for c in ROBUSTBENCH_CORRUPTIONS])
+    model = np.array([[accuracies[(c, s)] for s in ROBUSTBENCH_SEVERITIES] for c in corruptions])
     if not np.all((model >= 0.0) & (model <= 1.0)):
         raise ValueError("RobustBench cell accuracies are fractions in [0, 1].")
-    alexnet = np.array([ROBUSTBENCH_ALEXNET_ACCURACIES[c] for c in ROBUSTBENCH_CORRUPTIONS])
-    corruption_errors = (1.0 - model).mean(axis=1) / (1.0 - alexnet).mean(axis=1)  # (15,)
+    reference = np.array([alexnet[c] for c in corruptions])
+    corruption_errors = (1.0 - model).mean(axis=1) / (1.0 - reference).mean(axis=1)  # (corruptions,)
     return {
         "corruptions_acc": 100.0 * float(model.mean()),
         "corruptions_mce": 100.0 * float(corruption_errors.mean()),
@@ -70,9 +93,13 @@ def robustbench_corruption_scores(accuracies: Mapping[tuple[str, int], float]) -
 
 
 __all__ = [
+    "ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES",
+    "ROBUSTBENCH_3DCC_ALEXNET_FILE",
+    "ROBUSTBENCH_3DCC_CORRUPTIONS",
     "ROBUSTBENCH_ALEXNET_ACCURACIES",
     "ROBUSTBENCH_ALEXNET_FILE",
     "ROBUSTBENCH_CORRUPTIONS",
     "ROBUSTBENCH_SEVERITIES",
+    "robustbench_alexnet_accuracies",
     "robustbench_corruption_scores",
 ]

@@ -5,8 +5,10 @@ tools/download_imagenet_3dcc.sh unpacks it and RobustBench's load_imagenet3dcc r
 per-corruption tables are recomputed here from the stored predictions. "generated:" is refused with what the
 generator needs, and a bad corruption name or severity with the valid ones, before any work."""
 
+import csv
 import io
 import json
+from importlib import resources
 
 import numpy as np
 import pandas as pd
@@ -17,6 +19,7 @@ from PIL import Image
 from probe_models import save_vit_folder, tiny_vit_model
 
 from hf_vitrobust.data import get_benchmark, load_benchmark
+from hf_vitrobust.data.image_lists import image_list
 from hf_vitrobust.evaluation.config import EvaluationConfig, EvaluationError
 from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.models import load_classifier
@@ -156,3 +159,65 @@ def test_a_folder_of_imagenet_c_corruptions_is_refused_with_the_3dcc_names(tmp_p
     (tmp_path / "fog" / "1" / "n01440764" / "a.JPEG").write_bytes(_jpeg(0))
     with pytest.raises(ValueError, match="'fog' is not a corruption of this benchmark; known: near_focus"):
         list(load_benchmark("imagenet-3dcc", str(tmp_path)).samples())
+
+
+UNLISTED = "ILSVRC2012_val_00000293.JPEG"  # not one of RobustBench's 5,000
+
+
+def _alexnet_3dcc() -> dict[str, list[float]]:
+    path = resources.files("hf_vitrobust.metrics") / "robustbench_alexnet_imagenet_3dcc_accuracies.csv"
+    rows = csv.DictReader(path.read_text(encoding="utf-8").splitlines())
+    return {row["corruption"]: [float(row[str(s)]) for s in range(1, 6)] for row in rows}
+
+
+def test_robustbench_5000_scores_its_listed_images_with_its_3dcc_columns(tmp_path, release):
+    """All 60 cells, each with one listed file (of the model's argmax class in two cells of three, so right; else
+    another class's, so wrong) and one unlisted file of the argmax class: only the listed ones are scored, and
+    RobustBench's corruptions_acc_3d and corruptions_mce_3d are recomputed here from the predictions."""
+    classifier = load_classifier(release["model"])
+    images = [_jpeg(seed) for seed in range(6)]
+    with torch.no_grad():
+        pixels = classifier.preprocess([Image.open(io.BytesIO(b)).convert("RGB") for b in images])
+        argmax = classifier(pixels).argmax(1).tolist()
+    entries = image_list("robustbench-imagenet-c-5000")
+    by_wnid: dict[str, str] = {}
+    for entry in entries:
+        by_wnid.setdefault(entry.split("/")[0], entry)
+    folder = tmp_path / "ImageNet-3DCC"
+    for cell, (corruption, severity) in enumerate(
+        (c, s) for c in sorted(RELEASE_CORRUPTIONS) for s in range(1, 6)
+    ):
+        k = cell % len(images)
+        own = IMAGENET_WNIDS[argmax[k]]
+        listed = by_wnid[own] if cell % 3 and own in by_wnid else entries[1000 + cell]
+        for relative in (listed, f"{own}/{UNLISTED}"):
+            path = folder / corruption / str(severity) / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(images[k])
+    suite = tmp_path / "rb.yaml"
+    entry = {"source": str(folder), "corruptions": "all", "protocol": {"image_list": "robustbench-5000"}}
+    suite.write_text(yaml.safe_dump({"name": "rb", "batch_size": 64, "benchmarks": {"imagenet-3dcc": entry}}))
+    output = tmp_path / "run"
+    config = EvaluationConfig(
+        models=[release["model"]], suite=str(suite), output=output, progress=False, report=False
+    )
+    evaluate(config)
+    results = json.loads((output / "results.json").read_text())
+    [key] = [path.name for path in (output / "predictions").iterdir()]
+    frame = pd.read_parquet(output / "predictions" / key / "imagenet-3dcc.parquet")
+    assert len(frame) == 60 and not frame["sample_id"].astype(str).str.endswith(UNLISTED).any()
+    right = frame["prediction"].to_numpy() == frame["label"].to_numpy()
+    accuracy = pd.Series(right).groupby([frame["corruption"].to_numpy(), frame["severity"].to_numpy()]).mean()
+    alexnet = _alexnet_3dcc()
+    assert set(alexnet) == RELEASE_CORRUPTIONS
+    names = sorted(RELEASE_CORRUPTIONS)
+    model = np.array([[accuracy[(c, s)] for s in range(1, 6)] for c in names])
+    errors = np.array([[1.0 - alexnet[c][s - 1] for s in range(1, 6)] for c in names])
+    expected_acc = 100.0 * model.mean()
+    expected_mce = 100.0 * np.mean((1.0 - model).sum(axis=1) / errors.sum(axis=1))
+    assert 0.0 < expected_acc < 100.0
+    [summary] = results["summary"].values()
+    assert summary["imagenet-3dcc corruptions accuracy % (robustbench-5000)"] == pytest.approx(expected_acc)
+    assert summary["imagenet-3dcc mCE % (robustbench AlexNet)"] == pytest.approx(expected_mce)
+    assert summary["imagenet-3dcc mean top-1 %"] == pytest.approx(expected_acc)  # the same 60 cells
+    assert results["benchmarks"]["imagenet-3dcc"]["protocol"]["image_list"] == "robustbench-5000"

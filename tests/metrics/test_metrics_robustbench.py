@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 from hf_vitrobust.metrics.robustbench import (
+    ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES,
+    ROBUSTBENCH_3DCC_CORRUPTIONS,
     ROBUSTBENCH_ALEXNET_ACCURACIES,
     ROBUSTBENCH_CORRUPTIONS,
     ROBUSTBENCH_SEVERITIES,
@@ -89,3 +91,47 @@ def test_partial_or_foreign_cells_are_refused():
         robustbench_corruption_scores(cells)
     with pytest.raises(ValueError, match="fractions"):
         robustbench_corruption_scores({k: 100 * v for k, v in _cells(STANDARD_R50_ROW).items()})
+
+
+# RobustBench's ImageNet-3DCC rows of model_info/imagenet/corruptions/unaggregated_results_3d.csv (commit 78fcc9e4),
+# copied here by hand: two cells of its AlexNet row and the whole Standard_R50 row, in its CORRUPTIONS_3DCC order.
+ALEXNET_3DCC_ROW = {
+    "near_focus": (0.4616, 0.4192, 0.3822, 0.3554, 0.3282),
+    "z_motion_blur": (0.2792, 0.2308, 0.193, 0.166, 0.1516),
+}
+STANDARD_R50_3DCC_ROW = {
+    "near_focus": (0.667, 0.6298, 0.5892, 0.559, 0.523),
+    "far_focus": (0.6708, 0.6064, 0.5372, 0.4888, 0.4456),
+    "bit_error": (0.6338, 0.5696, 0.4886, 0.4026, 0.2476),
+    "color_quant": (0.73, 0.7176, 0.6776, 0.5074, 0.1854),
+    "flash": (0.4924, 0.4532, 0.3976, 0.3312, 0.2196),
+    "fog_3d": (0.6542, 0.5176, 0.4016, 0.3128, 0.2526),
+    "h265_abr": (0.7064, 0.6964, 0.6464, 0.514, 0.5216),
+    "h265_crf": (0.7078, 0.7064, 0.6888, 0.655, 0.6248),
+    "iso_noise": (0.406, 0.37, 0.2896, 0.19, 0.0804),
+    "low_light": (0.555, 0.519, 0.4644, 0.399, 0.2828),
+    "xy_motion_blur": (0.5112, 0.3934, 0.2972, 0.2292, 0.179),
+    "z_motion_blur": (0.476, 0.3978, 0.328, 0.276, 0.2492),
+}
+
+
+def test_shipped_3dcc_alexnet_numbers_are_robustbench_order_and_rows():
+    assert tuple(STANDARD_R50_3DCC_ROW) == ROBUSTBENCH_3DCC_CORRUPTIONS
+    for name, row in ALEXNET_3DCC_ROW.items():
+        assert ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES[name] == row
+
+
+@pytest.mark.parametrize(
+    "row, published_acc, published_mce",
+    [
+        # model_info/imagenet/corruptions/AlexNet.json and Standard_R50.json: corruptions_acc_3d, corruptions_mce_3d.
+        (ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES, 28.47, 100.0),
+        (STANDARD_R50_3DCC_ROW, 47.12, 73.16),
+    ],
+)
+def test_3dcc_leaderboard_columns_match_robustbench_published_numbers(row, published_acc, published_mce):
+    scores = robustbench_corruption_scores(_cells(row), alexnet=ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES)
+    assert scores["corruptions_acc"] == pytest.approx(published_acc, abs=0.005)
+    assert scores["corruptions_mce"] == pytest.approx(published_mce, abs=0.005)
+    with pytest.raises(ValueError, match="its 12 corruptions"):  # ImageNet-C's cells are not 3DCC's
+        robustbench_corruption_scores(_cells(STANDARD_R50_ROW), alexnet=ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES)
