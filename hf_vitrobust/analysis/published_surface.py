@@ -109,6 +109,18 @@ def direction_statistics(x: Sequence[float], y: Sequence[float], loss: np.ndarra
     return {name: np.array([fn(*line) for line in lines]) for name, fn in SURFACE_STATISTICS.items()}
 
 
+def off_the_origin(row: PublishedNumber) -> str | None:
+    """Why a published grid point off the origin compares with none of ours (None for any other row): it lies
+    along the authors' unseeded random directions, which no run can draw again."""
+    conditions = row.conditions
+    if not {"x", "y"} <= set(conditions) or float(conditions["x"]) == 0.0 == float(conditions["y"]):
+        return None
+    return (
+        f"x={conditions['x']}, y={conditions['y']} lies along the authors' unseeded random directions, not ours: "
+        "only the origin compares point by point, the surface by its statistics"
+    )
+
+
 def surface_statistics(x: Sequence[float], y: Sequence[float], loss: Any) -> dict[str, float]:
     """name -> the statistic's mean over the two directions (what a verdict compares)."""
     stats = direction_statistics(x, y, np.asarray(loss, dtype=np.float64))
@@ -183,6 +195,7 @@ __all__ = [
     "SurfaceStatistic",
     "compare_surfaces",
     "direction_statistics",
+    "off_the_origin",
     "surface_grid",
     "surface_statistics",
 ]

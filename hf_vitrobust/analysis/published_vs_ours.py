@@ -51,17 +51,14 @@ from ..data import BENCHMARKS, Benchmark
 from ..metrics.estimators import Estimator, derived_seed
 from ..metrics.intervals import Interval, proportion_interval, z_value
 from ..probes.spec import PROBES
+from . import published_surface as surface
 from .headlines import AUPR, BG_GAP, ECE, MCE, MEAN_TOP1, MFR, RELATIVE_MCE, headline_name
 from .image_counts import ImageCounts, dropped_images_bound, published_count
 from .protocols import default_protocol, protocol_parts
 from .published import PublishedNumber, published_numbers
 from .published_models import Identified, identify_models, reproduction_entries
-from .published_surface import SURFACE_STATISTICS, compare_surfaces, surface_grid, surface_statistics
 from .run_models import RunModel, RunModels
-from .uncertainty import (
-    UncertaintySettings,
-    run_settings,
-)
+from .uncertainty import UncertaintySettings, run_settings
 
 #: The kinds of verdict: "within" and "outside" count images or points, or use the sampling interval.
 VERDICTS = ("equal", "within", "outside", "not comparable")
@@ -467,7 +464,8 @@ def compare_published(
     if checkpoint is not None:
         reasons.append(("other checkpoint", checkpoint))
     if ours.missing is None:
-        reasons += [("other protocol", text) for text in _protocol_differences(row, model)]
+        differences = [*_protocol_differences(row, model), *filter(None, [surface.off_the_origin(row)])]
+        reasons += [("other protocol", text) for text in differences]
         reasons += [("other images", text) for text in _image_differences(row, model, ours)]
     unnamed = _unnamed_parts(row)
     sampled = ours.missing is None and _sampled(row, model)
@@ -542,18 +540,22 @@ def surface_comparisons(
     if origin is None or model is None:
         return []
     found = compare_published(origin, model, settings, stand_in=identified.stand_in)
-    theirs = surface_statistics(*surface_grid(grid))
+    theirs = surface.surface_statistics(*surface.surface_grid(grid))
     stats = {}
     if not found.reasons:
         probe = model.probe(origin.benchmark) or {}
         ours = (probe["x"], probe["y"], probe["loss"])
         seed = derived_seed(settings.seed, "surface", origin.row_id)
-        for stat in compare_surfaces(
-            surface_grid(grid), ours, probe.get("loss_standard_error"), settings.confidence_level, seed
+        for stat in surface.compare_surfaces(
+            surface.surface_grid(grid),
+            ours,
+            probe.get("loss_standard_error"),
+            settings.confidence_level,
+            seed,
         ):
             stats[stat.name] = stat
     out = []
-    for name in SURFACE_STATISTICS:
+    for name in surface.SURFACE_STATISTICS:
         stat = stats.get(name)
         row = replace(
             origin,

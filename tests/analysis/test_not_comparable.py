@@ -102,7 +102,8 @@ def test_other_protocol_theirs_is_none_of_ours(model):
 
 
 def _landscape_run(folder, weight_decay) -> RunModel:
-    """A loss-landscape probe of a model with public weights; the loss at (x=1, y=-1) is 2.0."""
+    """A loss-landscape probe of a model with public weights; the loss at the origin (x=0, y=0) is 4.0 (a point
+    off the origin lies along the authors' random directions: never comparable)."""
     grid = np.linspace(-1, 1, 3)
     loss = np.arange(9, dtype=float).reshape(3, 3)
     probe = {
@@ -124,11 +125,11 @@ def _landscape_row(**changes) -> PublishedNumber:
     fields = {
         "benchmark": "loss_landscape",
         "metric": "loss",
-        "condition": "dataset=cifar100-train;x=1.0;y=-1.0",
+        "condition": "dataset=cifar100-train;x=0.0;y=0.0",
         "protocol": "normalization=park-kim;weight_decay=0.050",
         "model_key": "resnet50",
         "model_id": "timm/resnet50.a1_in1k",
-        "value": 2.0,
+        "value": 4.0,
         "images": 96,
         "image_set": "all",
     }
@@ -171,7 +172,7 @@ def test_other_images_of_the_row(model, changes, text):
 
 def test_other_images_of_a_probe(tmp_path):
     model = _landscape_run(tmp_path / "run", 0.05)
-    row = _landscape_row(condition="dataset=imagenet-train;x=1.0;y=-1.0")
+    row = _landscape_row(condition="dataset=imagenet-train;x=0.0;y=0.0")
     _only(compare_published(row, model, SETTINGS), "other images", "the probe read cifar100-train here")
 
 
@@ -207,7 +208,7 @@ def test_no_interval(tmp_path):
     """A probe's loss has no interval: a published loss of images we do not know to be ours that differs from ours
     cannot be placed (of the same images it is "outside by 0.50 points")."""
     run = _landscape_run(tmp_path / "run", 0.05)
-    same = compare_published(_landscape_row(value=2.5), run, SETTINGS)
+    same = compare_published(_landscape_row(value=4.5), run, SETTINGS)
     assert (same.verdict, same.kind, same.reasons) == ("outside by 0.50 points", "outside", ())
-    comparison = compare_published(_landscape_row(value=2.5, image_set="unknown"), run, SETTINGS)
+    comparison = compare_published(_landscape_row(value=4.5, image_set="unknown"), run, SETTINGS)
     _only(comparison, "no interval", "ours has no interval")

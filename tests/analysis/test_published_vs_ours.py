@@ -314,7 +314,9 @@ def test_loss_landscape_rows_read_the_grid_point_and_compare_list_parameters(tmp
     )
     comparison = compare_published(row, model, SETTINGS)
     assert comparison.ours.value == 2.0 and comparison.ours.interval is None  # loss[0, 2]: y = -1, x = 1
-    assert _reasons(comparison) == ["other checkpoint", "other images"]  # 96 images here, 4,992 published
+    # 96 images here, 4,992 published; a point off the origin lies along the authors' unseeded directions
+    assert _reasons(comparison) == ["other checkpoint", "other protocol", "other images"]
+    assert "x=1.0, y=-1.0 lies along the authors' unseeded random directions" in comparison.reason_text()
     accuracy = our_number(dataclasses.replace(row, metric="top-1 %"), model, SETTINGS)
     assert accuracy.value == pytest.approx(20.0)
     elsewhere = compare_published(
