@@ -76,7 +76,8 @@ def mean_over_corruptions(benchmark: str, severity: str) -> Callable[[RunModel],
 
 
 def probe_quantity(probe: str, finding: ProbeFinding) -> Callable[[RunModel], Estimator]:
-    """A probe finding's quantity of one model: the mean over its images of the probe's per-image values."""
+    """A probe finding's quantity of one model: the mean over its images (or the finding's other units) of the
+    probe's per-image values."""
 
     def build(model: RunModel) -> Estimator:
         found = model.probe(probe)
@@ -86,7 +87,7 @@ def probe_quantity(probe: str, finding: ProbeFinding) -> Callable[[RunModel], Es
             keys, values = finding.per_image(found)
         except LookupError as error:
             raise MissingData(f"{probe}: {error}") from None
-        return mean_estimator(values, keys, scale=finding.scale)
+        return mean_estimator(values, keys, unit=finding.unit, scale=finding.scale)
 
     return build
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,9 +51,23 @@ from .base import (
     prepare_inputs,
 )
 from .display import SeriesData, as_float_array, fmt_number, map_panels
-from .feature_maps import _check_layers, check_task_layers, features_applicable, spatial_feature_map
+from .feature_maps import (
+    RESIDUAL_SUMS,
+    _check_layers,
+    _feature_batches,
+    check_task_layers,
+    features_applicable,
+)
 from .param_checks import calls, int_at_least
-from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, register_probe, same_setting, total_images
+from .spec import (
+    ProbeFigure,
+    ProbeFinding,
+    ProbeNotApplicable,
+    ProbeSpec,
+    register_probe,
+    same_setting,
+    total_images,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -137,6 +152,8 @@ class MinibatchCKA:
         self.num_x = num_x
         self.num_y = num_y
         self.num_minibatches = 0
+        #: Each minibatch's cross HSIC_1 terms, in update order (the units of a bootstrap over minibatches).
+        self.minibatch_cross: list[torch.Tensor] = []
         self._cross: torch.Tensor | None = None
         self._self_x: torch.Tensor | None = None
         self._self_y: torch.Tensor | None = None
@@ -168,6 +185,7 @@ class MinibatchCKA:
             self._cross = self._cross + cross
             self._self_x = self._self_x + self_x
             self._self_y = self._self_y + self_y
+        self.minibatch_cross.append(cross)
         self.num_minibatches += 1
 
     @property
@@ -225,15 +243,14 @@ class FeatureSimilarityResult(ProbeResult):
 
 
 def _spatial_maps(
-    classifier: Classifier, pixels: torch.Tensor, layers: list[str] | None, batch_size: int
+    classifier: Classifier, pixels: torch.Tensor, layers: list[str] | str | None, batch_size: int
 ) -> dict[str, torch.Tensor]:
-    """Feature maps of `pixels` (one minibatch), computed in forward batches of `batch_size` and concatenated."""
+    """Feature maps of `pixels` (one minibatch) as (N, C, h, w), computed in forward batches of `batch_size` and
+    concatenated; `layers` "residual-sums": Park & Kim's points (the embedding and every residual sum)."""
     parts: dict[str, list[torch.Tensor]] = {}
-    for part in batch_slices(pixels.shape[0], batch_size):
-        with torch.no_grad():
-            maps = classifier.feature_maps(pixels[part], layers)
+    for _, maps in _feature_batches(classifier, pixels, layers, batch_size):
         for name, value in maps.items():
-            parts.setdefault(name, []).append(spatial_feature_map(value, classifier, name))
+            parts.setdefault(name, []).append(value)
     return {name: torch.cat(values) for name, values in parts.items()}
 
 
@@ -246,9 +263,10 @@ def accumulate_minibatch_cka(
     batch_size: int = DEFAULT_BATCH_SIZE,
     other: Classifier | None = None,
     other_layers: Sequence[str] | None = None,
-) -> tuple[MinibatchCKA, list[str], list[str]]:
+) -> tuple[MinibatchCKA, list[str], list[str], list[list[int]]]:
     """The HSIC accumulation behind `feature_similarity` on pixels (N >= 4, on the classifier's device), split into
-    `minibatch_slices(N, minibatch_size)`: (accumulator, row layer names, column layer names).
+    `minibatch_slices(N, minibatch_size)`: (accumulator, row layer names, column layer names, each row layer's map
+    shape (C, h, w)).
 
     Accumulators of disjoint runs can be merged by adding their `hsic_sums` (`cka_from_hsic`)."""
     if pixels.shape[0] < MIN_MINIBATCH_SIZE:
@@ -256,6 +274,7 @@ def accumulate_minibatch_cka(
     accumulator: MinibatchCKA | None = None
     names: list[str] = []
     other_names: list[str] = []
+    shapes: list[list[int]] = []
     for part in minibatch_slices(pixels.shape[0], minibatch_size):
         maps = _spatial_maps(classifier, pixels[part], layers, batch_size)
         other_maps = None
@@ -263,6 +282,7 @@ def accumulate_minibatch_cka(
             other_maps = _spatial_maps(other, pixels[part].to(other.device), other_layers, batch_size)
         if accumulator is None:
             names = list(maps)
+            shapes = [list(maps[name].shape[1:]) for name in names]
             other_names = names if other_maps is None else list(other_maps)
             accumulator = MinibatchCKA(len(names), None if other_maps is None else len(other_names))
         accumulator.update(
@@ -270,7 +290,7 @@ def accumulate_minibatch_cka(
             None if other_maps is None else [other_maps[name].to(pixels.device) for name in other_names],
         )
     assert accumulator is not None
-    return accumulator, names, other_names
+    return accumulator, names, other_names, shapes
 
 
 def feature_similarity(
@@ -318,7 +338,7 @@ def feature_similarity(
     inputs = prepare_inputs(classifier, images, labels, limit=limit, require_labels=False)
     if len(inputs) < MIN_MINIBATCH_SIZE:
         raise ValueError(f"feature_similarity needs at least {MIN_MINIBATCH_SIZE} images, got {len(inputs)}.")
-    accumulator, names, other_names = accumulate_minibatch_cka(
+    accumulator, names, other_names, _ = accumulate_minibatch_cka(
         classifier,
         inputs.pixels,
         layers=layers,
@@ -342,7 +362,9 @@ def feature_similarity(
 # A chunk is one HSIC minibatch (`minibatch_size` images); partials hold the HSIC_1 sums of Nguyen et al.'s
 # minibatch CKA and the merge adds them up before normalising. A last chunk of fewer than 4 images cannot form a
 # minibatch: it is left out and counted in "unused_images" (the one-call probe would merge it into the previous
-# minibatch instead).
+# minibatch instead). Each minibatch's cross terms are also kept with the sample id of its first image
+# ("minibatch_hsic": the same for one chunk of several minibatches or one chunk each), with each layer's map shape:
+# the units and the stages of Park & Kim's block-structure finding (`block_structure`).
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
     minibatch_size = check_batch_size(params.get("minibatch_size", DEFAULT_MINIBATCH_SIZE))
     if minibatch_size < MIN_MINIBATCH_SIZE:
@@ -350,16 +372,21 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
             f"minibatch_size must be at least {MIN_MINIBATCH_SIZE} (unbiased HSIC), got {minibatch_size}."
         )
     batch_size = check_batch_size(params.get("batch_size", DEFAULT_BATCH_SIZE))
-    layers = check_task_layers(params.get("layers"))
+    layers = check_task_layers(params.get("layers"), residual_sums=True)
     if len(inputs) < MIN_MINIBATCH_SIZE:
         return {"minibatch_size": minibatch_size, "unused_images": len(inputs), "cross": None}
-    accumulator, names, other_names = accumulate_minibatch_cka(
+    accumulator, names, other_names, shapes = accumulate_minibatch_cka(
         classifier, inputs.pixels, layers=layers, minibatch_size=minibatch_size, batch_size=batch_size
     )
     cross, self_x, self_y = accumulator.hsic_sums
     return {
         "layers": names,
         "other_layers": other_names,
+        "shapes": shapes,
+        "minibatch_keys": [
+            int(inputs.sample_ids[part.start]) for part in minibatch_slices(len(inputs), minibatch_size)
+        ],
+        "minibatch_cross": [terms.cpu() for terms in accumulator.minibatch_cross],
         "cross": cross.cpu(),
         "self_x": self_x.cpu(),
         "self_y": self_y.cpu(),
@@ -378,15 +405,60 @@ def _merge(partials: list) -> dict:
     cross = sum(p["cross"] for p in used)
     self_x = sum(p["self_x"] for p in used)
     self_y = sum(p["self_y"] for p in used)
+    # Partials written before the shapes and minibatch terms were kept have no per-minibatch record.
+    recorded = all("minibatch_keys" in p for p in used)
+    minibatches = None
+    if recorded:
+        minibatches = {
+            "keys": [key for p in used for key in p["minibatch_keys"]],
+            "cross": [terms for p in used for terms in p["minibatch_cross"]],
+        }
     return {
         "layers": same_setting(used, "layers"),
         "other_layers": same_setting(used, "other_layers"),
+        "shapes": same_setting(used, "shapes") if recorded else None,
+        "minibatch_hsic": minibatches,
         "cka": cka_from_hsic(cross, self_x, self_y),
         "minibatch_size": same_setting(partials, "minibatch_size"),
         "num_minibatches": sum(int(p["num_minibatches"]) for p in used),
         "num_images": total_images(used),
         "unused_images": sum(int(p["unused_images"]) for p in partials),
     }
+
+
+def stages_by_map_size(shapes: Sequence[Sequence[int]]) -> np.ndarray:
+    """Each layer's stage: the runs of consecutive layers whose maps share one spatial size (h, w), numbered from 0.
+    A multi-stage network changes the size between stages (a strided block, a Swin patch merging, a PiT pooling), a
+    plain ViT never, so this needs no knowledge of the architecture."""
+    sizes = [tuple(shape[-2:]) for shape in shapes]
+    return np.cumsum([0] + [int(a != b) for a, b in pairwise(sizes)])
+
+
+def block_structure(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
+    """Park & Kim's block structure of the CKA map, per HSIC minibatch: the mean CKA between two
+    layers of one stage minus the mean CKA between layers of different stages (`stages_by_map_size`), each
+    minibatch's CKA from its own HSIC terms. Above 0: the layers of a stage resemble each other more than layers
+    across stages, the block-diagonal heat map of a multi-stage model."""
+    record, shapes = probe.get("minibatch_hsic"), probe.get("shapes")
+    if not record or not shapes:
+        raise LookupError(
+            "the CKA record keeps no per-minibatch HSIC terms (a run made before they were kept)"
+        )
+    stage = stages_by_map_size(shapes)
+    same = stage[:, None] == stage[None, :]
+    within_pairs = same & ~np.eye(len(stage), dtype=bool)
+    if stage[-1] == 0 or not within_pairs.any():
+        raise LookupError(
+            "the CKA layers span one map size, or no stage holds two layers: nothing to compare (a multi-stage "
+            f"model with layers: {RESIDUAL_SUMS})"
+        )
+    cka = torch.stack(
+        [
+            cka_from_hsic(cross, cross.diagonal(), cross.diagonal())
+            for cross in torch.as_tensor(record["cross"], dtype=torch.float64)
+        ]
+    ).numpy()
+    return list(record["keys"]), cka[:, within_pairs].mean(axis=1) - cka[:, ~same].mean(axis=1)
 
 
 def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
@@ -413,7 +485,10 @@ def draw_cka(data: SeriesData, ax: Axes | None = None) -> Figure | None:
 SPEC = register_probe(
     ProbeSpec(
         name="cka",
-        value_checks={"layers": calls(check_task_layers), "minibatch_size": int_at_least(MIN_MINIBATCH_SIZE)},
+        value_checks={
+            "layers": calls(lambda layers: check_task_layers(layers, residual_sums=True)),
+            "minibatch_size": int_at_least(MIN_MINIBATCH_SIZE),
+        },
         probe=feature_similarity,
         result_type=FeatureSimilarityResult,
         selection="random",
@@ -430,6 +505,21 @@ SPEC = register_probe(
         chunk_default=DEFAULT_MINIBATCH_SIZE,
         applicable_fn=features_applicable,
         headline=_headline,
+        findings=(
+            ProbeFinding(
+                "cka-block-structure",
+                "park-kim",
+                "A multi-stage ViT's feature similarity has a block structure (within the ViT)",
+                "Park & Kim, Sec. 4.1 (multi-stage networks behave like a series of small models: block-diagonal "
+                "CKA maps of multi-stage models such as Swin and PiT)",
+                "mean linear CKA between two layers of one stage (one map size) minus between layers of different "
+                "stages, per HSIC minibatch",
+                +1,
+                block_structure,
+                member="vit",
+                unit="minibatch",
+            ),
+        ),
         figures={"cka": ProbeFigure(draw_cka, "Layer-by-layer linear CKA similarity.")},
     )
 )
@@ -441,11 +531,13 @@ __all__ = [
     "FeatureSimilarityResult",
     "MinibatchCKA",
     "accumulate_minibatch_cka",
+    "block_structure",
     "centered_gram",
     "cka_from_hsic",
     "draw_cka",
     "feature_similarity",
     "linear_cka",
     "minibatch_slices",
+    "stages_by_map_size",
     "unbiased_hsic",
 ]

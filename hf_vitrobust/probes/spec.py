@@ -238,11 +238,13 @@ class ProbeFinding(Claim):
     bootstraps the difference of the means): per_image(probe_dict) gives the images' keys and the quantity per
     image (raises LookupError when the dict cannot give it); scale: the factor to the quantity's unit (100: a mean
     of 0/1 in percent); baseline: where the claim is about the ViTs and BiTs of a run against one baseline model
-    rather than a pair, that baseline's name ("resnet-50"; `analysis.finding_sets`)."""
+    rather than a pair, that baseline's name ("resnet-50"; `analysis.finding_sets`); unit: what per_image's units
+    are where they are not images ("minibatch": CKA's HSIC minibatches)."""
 
     per_image: PerImageFn
     scale: float = 1.0
     baseline: str | None = field(default=None, kw_only=True)
+    unit: str = field(default="image", kw_only=True)
 
 
 def _no_headline(probe: Mapping[str, Any]) -> dict[str, str]:

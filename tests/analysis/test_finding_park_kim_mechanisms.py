@@ -169,3 +169,45 @@ def test_lesion_removing_the_end_of_stage_msa_hurts_more(tmp_path):
     vit, cnn = _pair(tmp_path / "convs", {"lesion": convs}, {})
     unchecked = _check(vit, cnn, "end-of-stage-msa-lesion")
     assert unchecked.verdict == "not checked" and "no MSA at the end of a stage" in unchecked.reason
+
+
+def _cka(within: np.ndarray, across: np.ndarray, shapes: list[list[int]]) -> dict:
+    """A merged cka dict of 4 layers whose minibatch k has self-HSIC 1 and cross-HSIC `within[k]` inside a stage,
+    `across[k]` between stages (stages from the map sizes: layers 0-1 at 8x8, 2-3 at 4x4)."""
+    same = np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]], dtype=bool)
+    crosses = [
+        np.where(np.eye(4, dtype=bool), 1.0, np.where(same, w, a))
+        for w, a in zip(within, across, strict=True)
+    ]
+    return {
+        "layers": ["s0:input", "s0.b0:msa", "s1.b0:msa", "s1.b0:mlp"],
+        "other_layers": ["s0:input", "s0.b0:msa", "s1.b0:msa", "s1.b0:mlp"],
+        "shapes": shapes,
+        "cka": np.mean(crosses, axis=0).tolist(),
+        "num_images": 32 * len(within),
+        "benchmark": "imagenet-val",
+        "minibatch_hsic": {
+            "keys": [32 * k for k in range(len(within))],
+            "cross": [c.tolist() for c in crosses],
+        },
+    }
+
+
+def test_cka_block_structure_of_a_multi_stage_vit(tmp_path):
+    finding = get_finding("cka-block-structure")
+    assert finding in findings_of("park-kim") and (finding.member, finding.direction) == ("vit", +1)
+    two_stages = [[4, 8, 8], [4, 8, 8], [8, 4, 4], [8, 4, 4]]
+    rng = np.random.default_rng(5)
+    within, across = 0.8 + 0.05 * rng.standard_normal(12), 0.3 + 0.05 * rng.standard_normal(12)
+    vit, cnn = _pair(tmp_path / "holds", {"cka": _cka(within, across, two_stages)}, {})
+    check = _check(vit, cnn, "cka-block-structure")
+    # Within minus across, minibatch by minibatch, averaged: the CKA is the cross-HSIC itself (self-HSIC 1).
+    assert check.verdict == "holds" and check.num_units == 12
+    assert check.vit_value == pytest.approx(np.mean(within - across))
+    assert check.difference["unit"] == "minibatch"
+    vit, cnn = _pair(tmp_path / "reversed", {"cka": _cka(across, within, two_stages)}, {})
+    assert _check(vit, cnn, "cka-block-structure").verdict == "reversed"
+    # A plain ViT keeps one map size: one stage, no block structure to measure.
+    vit, cnn = _pair(tmp_path / "plain", {"cka": _cka(within, across, [[4, 8, 8]] * 4)}, {})
+    plain = _check(vit, cnn, "cka-block-structure")
+    assert plain.verdict == "not checked" and "one map size" in plain.reason

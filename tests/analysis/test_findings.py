@@ -247,6 +247,7 @@ def test_every_finding_names_its_paper_source_and_direction():
         "msa-variance": "feature_variance",
         "conv-variance": "feature_variance",
         "end-of-stage-msa-lesion": "lesion",
+        "cka-block-structure": "cka",
         "hessian-magnitude": "hessian",
         "hessian-negative-share": "hessian",
     }

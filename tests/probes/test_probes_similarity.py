@@ -219,3 +219,35 @@ def test_bad_inputs():
         unbiased_hsic(torch.zeros(1, 3, 3), torch.zeros(1, 3, 3))
     with pytest.raises(ValueError, match="before any update"):
         MinibatchCKA(2).compute()
+
+
+def test_runner_chunks_keep_each_minibatchs_hsic_and_the_map_sizes_give_the_stages():
+    """At Park & Kim's residual sums of a multi-stage net (AlterNet), the task keeps each chunk's HSIC terms (their
+    sum is the merged CKA) and each layer's map shape; the stages are the runs of one map size."""
+    from hf_vitrobust.probes.similarity import cka_from_hsic, stages_by_map_size
+    from hf_vitrobust.probes.spec import PROBES
+
+    classifier, images = alternet(), random_images(12)
+    task = PROBES["cka"]
+    params = task.check_params({"layers": "residual-sums", "minibatch_size": 6})
+    ids = torch.arange(100, 112)
+    merged = task.merge(
+        [task.run(classifier, images[s], None, ids[s], 0, params) for s in (slice(0, 6), slice(6, 12))]
+    )
+    one_chunk = task.merge([task.run(classifier, images, None, ids, 0, params)])
+    assert one_chunk["minibatch_hsic"]["keys"] == merged["minibatch_hsic"]["keys"]
+    np.testing.assert_allclose(
+        one_chunk["minibatch_hsic"]["cross"], merged["minibatch_hsic"]["cross"], rtol=1e-9
+    )
+    assert merged["layers"] == [s.name for s in classifier.residual_sums()]
+    record = merged["minibatch_hsic"]
+    assert record["keys"] == [100, 106] and len(record["cross"]) == 2
+    total = torch.as_tensor(record["cross"], dtype=torch.float64).sum(dim=0)
+    np.testing.assert_allclose(
+        cka_from_hsic(total, total.diagonal(), total.diagonal()), merged["cka"], atol=1e-12
+    )
+    sizes = [tuple(shape[-2:]) for shape in merged["shapes"]]
+    stages = stages_by_map_size(merged["shapes"])
+    assert stages[0] == 0 and stages[-1] >= 1  # the AlterNet halves its maps between stages
+    for i in range(1, len(sizes)):
+        assert (stages[i] == stages[i - 1]) == (sizes[i] == sizes[i - 1])
