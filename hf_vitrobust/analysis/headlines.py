@@ -12,6 +12,7 @@ from __future__ import annotations
 TOP1 = "top-1 %"
 ECE = "ECE %"
 MEAN_TOP1 = "mean top-1 %"
+MEAN_ERROR = "mean error %"
 MCE = "mCE %"
 CORRUPTIONS_ACCURACY = "corruptions accuracy %"
 RELATIVE_MCE = "relative mCE %"
@@ -33,6 +34,7 @@ __all__ = [
     "CORRUPTIONS_ACCURACY",
     "ECE",
     "MCE",
+    "MEAN_ERROR",
     "MEAN_TOP1",
     "MFR",
     "RELATIVE_MCE",

@@ -31,6 +31,7 @@ from .headlines import (
     BG_GAP,
     ECE,
     MCE,
+    MEAN_ERROR,
     MEAN_TOP1,
     MFR,
     RELATIVE_MCE,
@@ -109,6 +110,12 @@ CORRUPTION_ROWS = (
     ),
     CardRow(("relative_mce",), "relative_mce", "Relative mCE (%, lower is better)", RELATIVE_MCE),
     CardRow(("mean_top1",), "accuracy", "Mean top-1 over corruptions and severities (%)", MEAN_TOP1),
+    CardRow(
+        ("mean_error",),
+        "mean_error",
+        "Mean top-1 error over corruptions and severities (%, lower is better)",
+        MEAN_ERROR,
+    ),
     CardRow(("severity5_top1",), "accuracy_severity_5", "Mean top-1 at severity 5 (%)", SEVERITY5_TOP1),
 )
 SEQUENCE_ROWS = (

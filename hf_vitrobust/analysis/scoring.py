@@ -28,7 +28,17 @@ from ..metrics.robustbench import (
     robustbench_alexnet_accuracies,
     robustbench_corruption_scores,
 )
-from .headlines import AUPR, BG_GAP, CORRUPTIONS_ACCURACY, MCE, MEAN_TOP1, MFR, TOP1, headline_name
+from .headlines import (
+    AUPR,
+    BG_GAP,
+    CORRUPTIONS_ACCURACY,
+    MCE,
+    MEAN_ERROR,
+    MEAN_TOP1,
+    MFR,
+    TOP1,
+    headline_name,
+)
 from .prediction_source import Predictions, as_predictions
 from .protocols import default_protocol
 
@@ -217,6 +227,13 @@ def corruption_metrics(
     result["severity5_top1"] = float(np.mean(list(severity5.values()))) if severity5 else None
     result["contrast_s5_top1"] = severity5.get("contrast")
     result["mean_top1"] = float(np.mean(list(top1.values()))) if top1 else None
+    if benchmark.mean_error_headline and top1:  # ImageNet-C-bar's overall and per-corruption mean errors
+        result["mean_error"] = float(np.mean([100.0 - value for value in top1.values()]))
+        result["error_by_corruption"] = {
+            name: float(np.mean([100.0 - value for (c, _), value in top1.items() if c == name]))
+            for name in benchmark.corruptions
+            if any(c == name for c, _ in top1)
+        }
     if benchmark.corruption_groups:  # ImageNet-3DCC: per corruption and per group, each a mean over its cells
         result["top1_by_corruption"] = _mean_over_cells(top1, {c: (c,) for c in benchmark.corruptions})
         result["top1_by_group"] = _mean_over_cells(top1, dict(benchmark.corruption_groups))
@@ -298,6 +315,8 @@ def corruption_headline(
     headline one first."""
     name = benchmark.name
     values = {headline_name(name, MEAN_TOP1): metrics.get("mean_top1")}
+    if metrics.get("mean_error") is not None:  # the benchmark's own headline first
+        values = {headline_name(name, MEAN_ERROR): metrics["mean_error"], **values}
     protocols = metrics.get("protocols") or {}
     if protocols and "mce" in protocol:
         first = protocol["mce"]

@@ -19,7 +19,7 @@ predictions, whose units are sorted by key).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ from .headlines import (
     BG_GAP,
     ECE,
     MCE,
+    MEAN_ERROR,
     MEAN_TOP1,
     MFR,
     RELATIVE_MCE,
@@ -245,6 +246,22 @@ def corruption_error_table(predictions: Predictions) -> CellTable | None:
     return sums.table(_corruption_cell) if sums.num_samples else None
 
 
+def _percent_complement(estimator: Estimator) -> Estimator:
+    """100 minus a percent estimator in [0, 100] (a mean error from a mean top-1): the same units, its interval
+    and spread mirrored."""
+    statistic, spread = estimator.statistic, estimator.spread
+
+    def mirrored_spread(data: Mapping[str, np.ndarray], share: Any) -> tuple[float, float] | None:
+        found = spread(data, share) if spread is not None else None
+        return None if found is None else (-found[1], -found[0])
+
+    return replace(
+        estimator,
+        statistic=lambda data, weights: 100.0 - np.asarray(statistic(data, weights), dtype=np.float64),
+        spread=mirrored_spread if spread is not None else None,
+    )
+
+
 def corruption_headlines(
     benchmark: Benchmark,
     frame: pd.DataFrame | Predictions,
@@ -267,6 +284,8 @@ def corruption_headlines(
     estimators = corruption_table_estimators(table, **clean_arguments)
     name = benchmark.name
     out = {}
+    if benchmark.mean_error_headline and "mean_top1" in estimators:
+        out[headline_name(name, MEAN_ERROR)] = _percent_complement(estimators["mean_top1"])
     if "mean_top1" in estimators:
         out[headline_name(name, MEAN_TOP1)] = estimators["mean_top1"]
     if benchmark.alexnet_baseline:

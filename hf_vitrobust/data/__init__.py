@@ -47,6 +47,7 @@ from .hub_schemas import (
     register_unstreamable_repo,
 )
 from .imagenet_3dcc import IMAGENET_3DCC_CORRUPTIONS, IMAGENET_3DCC_GROUPS  # registers imagenet-3dcc
+from .imagenet_c_bar import IMAGENET_C_BAR  # noqa: F401  (registers imagenet-c-bar)
 from .loading import ImageNetOSource, load_benchmark, parse_hub_spec, resolve_source
 from .local import ImageFolderSource
 from .samples import (

@@ -86,6 +86,8 @@ class Benchmark:
         checks, read at `split`. None: its own schemas.
     alexnet_baseline: whether its corruption errors are normalised by AlexNet's (ImageNet-C: the mCE of Hendrycks &
         Dietterich, with the "mce" protocol part choosing between the normalised and unnormalised means).
+    mean_error_headline: whether its headline is the plain mean top-1 error over its cells, with the mean error per
+        corruption beside it (ImageNet-C-bar: Mintun et al.'s test_c_bar.py "overall-avg" and "<corruption>-avg").
     robustbench_alexnet: the shipped file of RobustBench's AlexNet accuracies on its 5,000 validation images
         (`hf_vitrobust.metrics.robustbench`) where RobustBench has a leaderboard of it (ImageNet-C, ImageNet-3DCC):
         its "image_list" protocol part then offers those images, and under them its leaderboard's two columns.
@@ -119,6 +121,7 @@ class Benchmark:
     hub_schemas_from: str | None = None
     alexnet_baseline: bool = False
     robustbench_alexnet: str | None = None
+    mean_error_headline: bool = False
     reassessed_labels: bool = False
 
     @property

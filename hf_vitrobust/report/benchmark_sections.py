@@ -9,7 +9,18 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.headlines import AUPR, BG_GAP, ECE, MCE, MEAN_TOP1, MFR, SEVERITY5_TOP1, TOP1, headline_name
+from ..analysis.headlines import (
+    AUPR,
+    BG_GAP,
+    ECE,
+    MCE,
+    MEAN_ERROR,
+    MEAN_TOP1,
+    MFR,
+    SEVERITY5_TOP1,
+    TOP1,
+    headline_name,
+)
 from ..analysis.protocols import CLASS_MASK_PROTOCOLS
 from ..analysis.results import (
     ModelView,
@@ -111,6 +122,7 @@ def corruption_section(
         ("unnormalised mCE (%)", percent_at("unnormalized_mce")),
         ("mean corruption accuracy, standard corruptions (%)", percent_at("mean_corruption_accuracy")),
         ("mean top-1 over all cells present (%) — Park & Kim", lambda m: fmt_percent(mean_top1(m))),
+        ("mean error over all cells present (%) — ImageNet-C-bar's overall-avg", percent_at("mean_error")),
         ("severity-5 mean top-1 (%) — Paul & Chen Fig. 2", lambda m: fmt_percent(severity5_mean(m))),
         ("contrast, severity 5, top-1 (%) — Paul & Chen Fig. 3", lambda m: fmt_percent(contrast_s5(m))),
         ("clean error (%)", percent_at("clean_error")),
@@ -138,6 +150,11 @@ def corruption_section(
 
     for values, first, title in (
         (ce, "corruption", "Corruption error CE per corruption (%)"),
+        (
+            lambda v: (data(v) or {}).get("error_by_corruption"),
+            "corruption",
+            "Mean error per corruption over its severities present (%)",
+        ),
         (lambda v: (data(v) or {}).get("relative_ce"), "corruption", "Relative CE per corruption (%)"),
         (
             lambda v: _in_table_order(severity5_top1(data(v) or {})),
@@ -284,6 +301,7 @@ def corruption_rows(bench: str) -> list[SummaryRow]:
             percent_at("protocols", "unnormalized-19", "mce"),
             headline_name(bench, MCE, "unnormalized-19"),
         ),
+        (f"{bench} mean error (%)", percent_at("mean_error"), headline_name(bench, MEAN_ERROR)),
         (f"{bench} mean top-1 (%)", lambda m: fmt_percent(mean_top1(m)), headline_name(bench, MEAN_TOP1)),
         (
             f"{bench} severity-5 mean top-1 (%)",

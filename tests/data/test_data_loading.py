@@ -35,6 +35,7 @@ EXPECTED = {
     "imagenet-sketch": 1000,
     "imagenet-v2": 1000,
     "objectnet": 1000,
+    "imagenet-c-bar": 1000,
     "imagenet-3dcc": 1000,
     "cifar10-c": 10,
     "cifar100-c": 100,
@@ -68,6 +69,8 @@ def test_benchmark_entry_is_consistent(name):
     if name in ("imagenet-p", "imagenet-9", "imagenet-v2", "objectnet", "imagenet-3dcc"):
         # No streaming Hub copy: the release folder (or, for ImageNet-V2, a downloaded Hub copy) must be given.
         assert benchmark.default_source is None
+    elif name == "imagenet-c-bar":  # no Hub copy: its release folder, or generated:<imagenet-val source>
+        assert benchmark.default_source is None
     elif name in ("cifar10-c", "cifar100-c"):
         # No Hub copy streams (randall-lab's are loading scripts): corrupted on the fly from uoft-cs's test set.
         assert not benchmark.hub_sources and benchmark.default_source == f"generated:uoft-cs/{name[:-2]}"
@@ -76,7 +79,8 @@ def test_benchmark_entry_is_consistent(name):
             0
         ]
     if benchmark.corruptions:
-        expected = 12 if name == "imagenet-3dcc" else 19  # ImageNet-3DCC's release has 12, ImageNet-C's 19
+        # The releases' counts: ImageNet-3DCC 12, ImageNet-C-bar 10, ImageNet-C 19.
+        expected = {"imagenet-3dcc": 12, "imagenet-c-bar": 10}.get(name, 19)
         assert benchmark.severities == (1, 2, 3, 4, 5) and len(benchmark.corruptions) == expected
 
 

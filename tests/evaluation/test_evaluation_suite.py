@@ -469,13 +469,13 @@ def _hub_parts(source) -> list:
     """(HubSource, part) for every Hub part a source would load, through the wrappers a suite's sources are made of:
     ImageNet-O's two halves and a generated benchmark's clean source."""
     from hf_vitrobust.data import BuiltinPhotosSource, HubSource, ImageNetOSource
-    from hf_vitrobust.data.generated import GeneratedCorruptionSource, GeneratedPerturbationSource
+    from hf_vitrobust.data.generated import GeneratedSource
 
     if isinstance(source, HubSource):
         return [(source, part) for part in source.parts]
     if isinstance(source, ImageNetOSource):
         return _hub_parts(source.ood) + (_hub_parts(source.in_distribution) if source.in_distribution else [])
-    if isinstance(source, GeneratedCorruptionSource | GeneratedPerturbationSource):
+    if isinstance(source, GeneratedSource):  # ImageNet-C, -P and -C-bar made on the fly
         return _hub_parts(source.clean)
     assert isinstance(source, BuiltinPhotosSource), type(source)
     return []

@@ -212,6 +212,7 @@ def test_every_benchmark_has_a_valid_default_protocol():
     released = {name for name, b in BENCHMARKS.items() if b.released_size}
     assert released == {
         "imagenet-c",
+        "imagenet-c-bar",
         "imagenet-3dcc",
         "imagenet-p",
         "imagenet-9",
