@@ -15,29 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..constants import IMAGENET_NUM_CLASSES
+from ..models.cifar import CIFAR10_CLASSES, CIFAR100_CLASSES
 from ..models.imagenet import IMAGENET_CLASS_NAMES, IMAGENET_WNIDS, imagenet_wnid_to_index
 from ..registry import Registry
 from .hub_schemas import Evidence, HubSchema
 from .samples import NO_LABEL, SchemaError
-
-#: CIFAR-10's classes in label order (Krizhevsky 2009, `batches.meta`).
-CIFAR10_CLASSES: tuple[str, ...] = (
-    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
-)  # fmt: skip
-
-#: CIFAR-100's 100 fine classes in label order (alphabetical, as in `meta["fine_label_names"]`).
-CIFAR100_CLASSES: tuple[str, ...] = (
-    "apple", "aquarium_fish", "baby", "bear", "beaver", "bed", "bee", "beetle", "bicycle", "bottle", "bowl", "boy",
-    "bridge", "bus", "butterfly", "camel", "can", "castle", "caterpillar", "cattle", "chair", "chimpanzee", "clock",
-    "cloud", "cockroach", "couch", "crab", "crocodile", "cup", "dinosaur", "dolphin", "elephant", "flatfish",
-    "forest", "fox", "girl", "hamster", "house", "kangaroo", "keyboard", "lamp", "lawn_mower", "leopard", "lion",
-    "lizard", "lobster", "man", "maple_tree", "motorcycle", "mountain", "mouse", "mushroom", "oak_tree", "orange",
-    "orchid", "otter", "palm_tree", "pear", "pickup_truck", "pine_tree", "plain", "plate", "poppy", "porcupine",
-    "possum", "rabbit", "raccoon", "ray", "road", "rocket", "rose", "sea", "seal", "shark", "shrew", "skunk",
-    "skyscraper", "snail", "snake", "spider", "squirrel", "streetcar", "sunflower", "sweet_pepper", "table", "tank",
-    "telephone", "television", "tiger", "tractor", "train", "trout", "tulip", "turtle", "wardrobe", "whale",
-    "willow_tree", "wolf", "woman", "worm",
-)  # fmt: skip
 
 _WNID = re.compile(r"^n\d{8}$")
 _WNID_IN_NAME = re.compile(r"\bn\d{8}\b")

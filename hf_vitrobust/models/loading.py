@@ -159,6 +159,7 @@ def load_classifier(
                 raise TypeError(f"Unexpected keyword arguments for {spec_str!r}: {sorted(kwargs)}.")
             park_kim = load_park_kim(spec_str)
             preprocessing = park_kim.preprocessing if preprocessing is None else preprocessing
+            labels = park_kim.id2label if labels is None else labels
             module, stored = park_kim.module.to(run_dtype), park_kim.stored_dtype
         elif spec_str.startswith("timm/") or (os.path.isdir(spec_str) and is_timm_folder(Path(spec_str))):
             # A folder written by timm (save_for_hf) is timm's format, which transformers cannot load.

@@ -119,6 +119,8 @@ def test_vit_ti_loads_by_path_with_their_preprocessing(vit_ti):
     classifier = load_classifier(path)
     assert_same_logits(classifier, reference)
     assert classifier.stored_dtype == "float32"
+    # CIFAR-100's fine labels in torchvision's (alphabetical) order
+    assert [classifier.id2label[i] for i in (0, 1, 30, 99)] == ["apple", "aquarium_fish", "dolphin", "worm"]
     # their test transform: timm's eval transform at 32 px, crop_pct 1.0, bilinear; no resize of 32x32 images
     assert classifier.preprocessing == Preprocessing(
         input_size=32, crop_pct=1.0, interpolation="bilinear",

@@ -132,6 +132,7 @@ def test_their_resnet_50_file_loads_with_their_parameter_count_and_logits(tmp_pa
     classifier = load_classifier(str(path))
     ours = classifier.module
     assert isinstance(ours, ParkKimResNetForImageClassification) and classifier.kind == "transformers"
+    assert ours.config.num_labels == 100 and ours.config.id2label[30] == classifier.id2label[30] == "dolphin"
     count = sum(p.numel() for p in ours.parameters())
     assert count == sum(p.numel() for p in theirs.parameters()) == 23_705_252
     assert len(ours.state_dict()) == len(theirs.state_dict()) == 320

@@ -38,6 +38,7 @@ import torch
 from torch import nn
 
 from ..alternet.image_processing_alternet import CIFAR100_MEAN, CIFAR100_STD
+from ..cifar import CIFAR100_CLASSES
 from ..preprocessing import Preprocessing
 from ..stored_dtype import tensors_dtype
 from .configuration_park_kim_resnet import ParkKimResNetConfig
@@ -55,7 +56,7 @@ RELEASE_FILES: dict[str, str] = {
     "swin-ti": "swin_ti_cifar100_ec2894492b.pth.tar",
 }
 ARCHITECTURES: tuple[str, ...] = tuple(RELEASE_FILES)
-CIFAR100_NUM_CLASSES = 100
+CIFAR100_NUM_CLASSES = len(CIFAR100_CLASSES)
 #: Their CIFAR-100 test transform (module docstring).
 PARK_KIM_CIFAR100_PREPROCESSING = Preprocessing(
     input_size=(32, 32), crop_pct=1.0, interpolation="bilinear", mean=CIFAR100_MEAN, std=CIFAR100_STD
@@ -178,7 +179,8 @@ def _build(architecture: str, state_dict: Mapping[str, torch.Tensor]) -> nn.Modu
         if architecture in TIMM_ARCHITECTURES:
             model = build_timm_model(architecture, CIFAR100_NUM_CLASSES)
         else:
-            config = ParkKimResNetConfig(num_labels=CIFAR100_NUM_CLASSES)
+            labels = dict(enumerate(CIFAR100_CLASSES))
+            config = ParkKimResNetConfig(id2label=labels, label2id={name: i for i, name in labels.items()})
             model = ParkKimResNetForImageClassification(config)
     if architecture in TIMM_ARCHITECTURES:
         weights = to_current_timm_layout(architecture, state_dict, model)
@@ -189,10 +191,12 @@ def _build(architecture: str, state_dict: Mapping[str, torch.Tensor]) -> nn.Modu
 
 
 class ParkKimModel(NamedTuple):
-    """What `load_park_kim` returns: the model (eval mode, float32 as stored), its preprocessing and stored dtype."""
+    """What `load_park_kim` returns: the model (eval mode, float32 as stored), its preprocessing, CIFAR-100's class
+    names and the stored dtype."""
 
     module: nn.Module
     preprocessing: Preprocessing
+    id2label: dict[int, str]
     stored_dtype: str | None
 
 
@@ -212,7 +216,10 @@ def load_park_kim(spec: str) -> ParkKimModel:
             f"{path} does not fit Park & Kim's CIFAR-100 {parsed.architecture} "
             f"(a renamed file of another architecture? use '{PREFIX}<architecture>:<path>'): {error}"
         ) from error
-    return ParkKimModel(module.eval(), PARK_KIM_CIFAR100_PREPROCESSING, tensors_dtype(state_dict.values()))
+    labels = dict(enumerate(CIFAR100_CLASSES))
+    return ParkKimModel(
+        module.eval(), PARK_KIM_CIFAR100_PREPROCESSING, labels, tensors_dtype(state_dict.values())
+    )
 
 
 __all__ = [
