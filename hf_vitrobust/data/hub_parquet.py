@@ -14,7 +14,7 @@ from typing import Any
 
 from ..constants import ALL_CORRUPTIONS
 from .datasets_source import DatasetsSource, _Part
-from .hub_schemas import HubSchema, SchemaMatch, get_hub_schema, match_schema
+from .hub_schemas import HubSchema, SchemaMatch, check_complete_split, get_hub_schema, match_schema
 from .samples import SchemaError
 
 
@@ -51,6 +51,8 @@ class ParquetSource(DatasetsSource):
         if schema is None and matched is not None:
             schema = matched.schema
         files = _parquet_files(self.path)
+        for file in files:  # a parquet conversion's partial-<split>/ folder holds only part of the data
+            check_complete_split(os.path.basename(os.path.dirname(os.path.abspath(file))), file)
         self.other_split_files = 0
         if split is not None:
             files, self.other_split_files = _files_of_split(self.path, files, split)

@@ -262,9 +262,11 @@ def check_complete_split(split: str, where: str = "") -> None:
 
 def check_not_refused(spec: str) -> None:
     """Raise SchemaError for a source naming a refused repository (its Hub id, or a local copy laid out as
-    `<dir>/<org>/<name>`) or a `partial-*` split of a parquet conversion (a path component), before any work."""
+    `<dir>/<org>/<name>`) or a local `partial-*` split folder of a parquet conversion (`<config>/partial-test/`, or
+    one of its .parquet files), before any work."""
+    local = os.path.exists(spec)
     path = spec.replace(os.sep, "/").rstrip("/")
-    if not os.path.exists(spec):
+    if not local:
         path = path.split("@", 1)[0].split(":", 1)[0]
     parts = path.split("/")
     repo = "/".join(parts[-2:]).lower()
@@ -273,8 +275,10 @@ def check_not_refused(spec: str) -> None:
             raise SchemaError(
                 f"{spec}: {entry.pattern} is not {entry.benchmark}: {entry.reason}. Use instead: {entry.instead}."
             )
-    for part in parts:
-        check_complete_split(part, spec)
+    if local and os.path.isfile(spec) and spec.endswith(".parquet"):
+        check_complete_split(parts[-2] if len(parts) > 1 else "", spec)
+    elif local and os.path.isdir(spec) and any(name.endswith(".parquet") for name in os.listdir(spec)):
+        check_complete_split(parts[-1], spec)
 
 
 __all__ = [

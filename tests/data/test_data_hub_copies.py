@@ -381,3 +381,16 @@ def test_a_refused_source_given_with_data_is_refused_before_any_model(copies, tm
         _suite_run(
             tmp_path, monkeypatch, entry, copies["model"], data={"imagenet-c": "MarMaster/corruption-fog"}
         )
+
+
+def test_a_parquet_conversion_folder_holding_partial_splits_is_refused_and_other_folders_are_not(tmp_path):
+    root = tmp_path / "converted"  # a refs/convert/parquet download (wds_objectnet's): default/partial-test/
+    fx.write_plain_parquet(root / "default" / "partial-test" / "0000.parquet", {"label": [0]})
+    with pytest.raises(SchemaError, match="'partial-test' is a split of the Hub's parquet conversion"):
+        load_benchmark("imagenet-sketch", root)
+    with pytest.raises(SchemaError, match="'partial-test' is a split"):
+        load_benchmark("imagenet-sketch", root / "default" / "partial-test" / "0000.parquet")
+    named = tmp_path / "partial-runs" / "sketch" / "n01440764"  # a user's folder name is not a split
+    named.mkdir(parents=True)
+    (named / "a.png").write_bytes(fx.random_blocks_png(0))
+    assert [s.label for s in load_benchmark("imagenet-sketch", named.parent)] == [0]
