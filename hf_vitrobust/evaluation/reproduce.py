@@ -426,7 +426,8 @@ def _finish(plan: ReproductionPlan) -> None:
     taken: set[str] = set()
     for leg in plan.legs:
         roles = "+".join(m.role for m in leg.members)
-        leg.name = model_key(f"{roles}-{leg.spec}", taken)
+        spec = leg.spec.rsplit("/", 1)[-1] if "://" in leg.spec else leg.spec  # a URL: its file name
+        leg.name = model_key(f"{roles}-{spec}", taken)
         taken.add(leg.name)
     plan.notes = list(dict.fromkeys(plan.notes))
 

@@ -55,6 +55,10 @@ def test_the_cifar100_pair_runs_their_checkpoints_under_their_loss_landscape_pro
                 assert suite["probes"][probe]["params"]["augmentation"] == "park-kim-cifar100"
                 assert suite["probes"][probe]["params"]["batch_size"] == 96
     assert "4992 images" in plan.describe()
+    assert [leg.name for leg in plan.legs] == [
+        "vit-vit_ti_cifar100_9857b21357.pth.tar",
+        "cnn-resnet_50_cifar100_691cc9a9e4.pth.tar",
+    ]
 
 
 def test_the_imagenet_default_pair_says_it_has_no_published_number():
