@@ -20,8 +20,7 @@ import torch
 from huggingface_hub import constants
 
 from hf_vitrobust import Preprocessing, load_classifier
-from hf_vitrobust.models.park_kim import RELEASE_FILES, read_state_dict, release_url
-from hf_vitrobust.models.park_kim.release import cached_path
+from hf_vitrobust.models.park_kim import RELEASE_FILES, read_state_dict
 
 TIMM_054 = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "park_kim_timm054_state_dict_keys.json").read_text()
@@ -149,14 +148,35 @@ def test_their_preprocessing_equals_timms_eval_transform_on_cifar_images(vit_ti)
     assert torch.allclose((pixels - MEAN) / STD, torch.stack([theirs(i) for i in images]), atol=1e-6)
 
 
-def test_the_release_url_and_the_short_form_load_from_the_torch_hub_cache(vit_ti, tmp_path):
+def test_the_release_url_is_downloaded_once_into_the_torch_hub_cache(vit_ti, tmp_path, monkeypatch):
     reference, path = vit_ti
-    cached = cached_path(release_url("vit-ti"))
-    assert cached == tmp_path / "torch_home" / "hub" / "checkpoints" / "vit_ti_cifar100_9857b21357.pth.tar"
-    cached.parent.mkdir(parents=True)
-    shutil.copy(path, cached)
+    downloads = []
+
+    def download(url, destination, **kwargs):  # stands in for the network
+        downloads.append(url)
+        shutil.copy(path, destination)
+
+    monkeypatch.setattr(torch.hub, "download_url_to_file", download)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     assert_same_logits(load_classifier(URL + "vit_ti_cifar100_9857b21357.pth.tar"), reference)
+    cached = tmp_path / "torch_home" / "hub" / "checkpoints" / "vit_ti_cifar100_9857b21357.pth.tar"
+    assert downloads == [URL + "vit_ti_cifar100_9857b21357.pth.tar"] and cached.is_file()
+    # offline, from the cache: the URL and its short form
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     assert_same_logits(load_classifier("park-kim:vit-ti"), reference)
+    assert len(downloads) == 1
+
+
+def test_a_failed_download_is_an_error_that_names_the_file(monkeypatch):
+    def unreachable(url, destination, **kwargs):
+        raise OSError("Network is unreachable")
+
+    monkeypatch.setattr(torch.hub, "download_url_to_file", unreachable)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    with pytest.raises(
+        ValueError, match=r"Could not download .*pit_ti_cifar100_0645889efb\.pth\.tar.*Network"
+    ):
+        load_classifier("park-kim:pit-ti")
 
 
 def test_a_renamed_file_loads_with_the_explicit_form(vit_ti, tmp_path):
