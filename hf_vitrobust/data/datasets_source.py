@@ -310,10 +310,26 @@ class DatasetsSource(Source):
         files = self._files_in_part(part_index)
         return self._part_rows(part_index, range(files) if files > 1 else [None])
 
-    def _part_rows(self, part_index: int, files: Sequence[int | None]) -> Iterator[RawSample]:
+    def label_rows(self) -> Iterator[tuple[str, int | None]]:
+        """(sample id, label) of every raw sample, reading the label (and cell) columns only, not the images: what
+        a class-balanced draw over the whole source reads first (`balanced_batches.source_labels`). Parquet parts
+        (local files, Hub repositories and their parquet conversions) are loaded again with `columns=`, which
+        the parquet reader pushes down (for the Hub: range requests of those column chunks); `select_columns` on a
+        stream does not, so other layouts (image folders) read their rows as the image pass does. A row whose
+        image is missing is listed here and skipped when its image is read."""
+        self.validate()
+        for index in range(len(self.parts)):
+            files = self._files_in_part(index)
+            for raw in self._part_rows(index, range(files) if files > 1 else [None], with_images=False):
+                yield raw.sample_id, raw.label
+
+    def _part_rows(
+        self, part_index: int, files: Sequence[int | None], with_images: bool = True
+    ) -> Iterator[RawSample]:
         """The raw samples of the given files of one part (None: the part as one stream). A part of several files
         numbers its rows per file ("<part>/<file index, 5 digits>/row-<row in the file>"), so that a file is read
-        without counting the rows of the files before it."""
+        without counting the rows of the files before it. with_images False: the image column is not read (each
+        raw sample's data is None)."""
         from datasets import Image
 
         dataset, label_map = self.validate_part(part_index)
@@ -321,10 +337,13 @@ class DatasetsSource(Source):
         assert schema is not None
         part = self.parts[part_index]
         fixed = dict(schema.fixed_metadata)
-        columns = [schema.image_column]
+        columns = [schema.image_column] if with_images else []
         columns += [c for c in (schema.label_column, schema.corruption_column, schema.severity_column) if c]
         columns = [c for c in columns if c in dataset.features]
-        rows = dataset.select_columns(columns).cast_column(schema.image_column, Image(decode=False))
+        if with_images:
+            rows = dataset.select_columns(columns).cast_column(schema.image_column, Image(decode=False))
+        else:
+            rows = self._columns_only(part_index, columns) or dataset.select_columns(columns)
         prefix = f"{part.key}/" if part.key else ""
         one_cell = "corruption" in part.metadata and "severity" in part.metadata
         budget = self.rows_per_cell_part if one_cell else None
@@ -345,21 +364,36 @@ class DatasetsSource(Source):
                 if not self._wanted(metadata):
                     continue
                 sample_id = f"{file_prefix}row-{index:06d}"
-                data = row[schema.image_column]
-                if data is None or (
-                    isinstance(data, dict) and data.get("bytes") is None and not data.get("path")
+                data = row[schema.image_column] if with_images else None
+                if with_images and (
+                    data is None
+                    or (isinstance(data, dict) and data.get("bytes") is None and not data.get("path"))
                 ):
                     self.report.skip(sample_id, "missing_image", "the row has no image")
                     continue
                 label, reason = label_map(row.get(schema.label_column) if schema.label_column else None)
                 if reason is not None and reason != "missing_label":
-                    self.report.skip(
-                        sample_id, reason, f"label {row.get(schema.label_column)!r} is not mappable"
-                    )
+                    if with_images:  # the label pass leaves the counting to the pass that reads the images
+                        self.report.skip(
+                            sample_id, reason, f"label {row.get(schema.label_column)!r} is not mappable"
+                        )
                     continue
                 if budget is not None:
                     budget -= 1
                 yield RawSample(data=data, label=label, sample_id=sample_id, metadata=metadata)
+
+    def _columns_only(self, part_index: int, columns: list[str]) -> Any:
+        """Part `part_index` loaded with only `columns` read from its files (the parquet builder's `columns`), or
+        None where its builder has no such option (an image folder)."""
+        part = self.parts[part_index]
+        if self.schema is not None and self.schema.layout == "imagefolder":
+            return None
+        from datasets import load_dataset
+
+        try:
+            return load_dataset(**part.load_kwargs, columns=columns, streaming=self.streaming)
+        except (TypeError, ValueError):
+            return None
 
     def _checks_description(self) -> dict[str, Any]:
         described: dict[str, Any] = {}

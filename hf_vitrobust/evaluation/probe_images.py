@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.prediction_source import Predictions, as_predictions
+from ..data.balanced_batches import class_balanced_order
 from ..data.image_lists import check_image_list, file_name, image_list, match_image_list
 from ..models.imagenet import imagenet_wnid_to_index
 from ..probes.base import check_seed
@@ -25,7 +26,7 @@ from ..probes.spec import (
     get_probe,
 )
 
-SELECTIONS = ("random", "correct", "first")
+SELECTIONS = ("random", "correct", "first", "class-balanced")
 
 
 # ------------------------------------------------------------------------------------------------ image selection
@@ -49,6 +50,9 @@ def select_images(
         only on the seed and the set of sample ids, not on their order, the batch size or the number of processes.
     "correct": the first `num_images` positions whose prediction equals the label (labels >= 0), in stream order.
     "first": the first `num_images` positions.
+    "class-balanced": the first `num_images` of `data.balanced_batches.class_balanced_order` (seeded, round-robin
+        over the classes; labelled samples only), in that order: consecutive chunks are mini-batches of as many
+        classes as their size allows (the Hessian probe's batches), whatever the row order, processes or batch size.
     "image-list:<name>": the sample of each entry of the list, by file name (`select_listed_images`), in its order.
     num_images None: every eligible sample.
     """
@@ -70,6 +74,10 @@ def select_images(
     count = n if num_images is None else min(int(num_images), n)
     if selection == "first":
         return np.arange(count, dtype=np.int64)
+    if selection == "class-balanced":
+        if labels is None:
+            raise ValueError('selection "class-balanced" needs the labels.')
+        return class_balanced_order(ids, labels, seed)[:count]
     if selection == "random":
         ranks = sorted(
             range(n), key=lambda position: (_hash_rank(seed, ids[position]), ids[position], position)

@@ -158,7 +158,7 @@ class Runner:
             self.subsets[spec.name] = {
                 "kind": "all" if limit is None else subset,
                 "limit": limit,
-                "seed": self.seed if limit is not None and subset == "random" else None,
+                "seed": self.seed if limit is not None and subset in ("random", "class-balanced") else None,
                 "per_cell": per_cell,
             }
             device = self.group.device if self.settings["corruption_device"] == "device" else None

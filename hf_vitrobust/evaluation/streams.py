@@ -26,6 +26,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from ..analysis.protocols import IMAGE_LIST_FILES
 from ..corruptions.export import stable_sample_index
 from ..data import Benchmark, Source, load_benchmark
+from ..data.balanced_batches import class_balanced_subset
 from ..data.image_lists import file_name, image_list, listed_samples
 from ..data.real_labels import check_real_labelled
 from ..data.samples import InMemorySource, RawSample, Sample, SkipReport, decode_raw_sample
@@ -111,8 +112,10 @@ def plan_stream(
     per cell where `limits_per_cell(benchmark)`): clean images for a generated benchmark, images of each half for
     ImageNet-O, images of each cell for released ImageNet-C / -P / -9 (every corruption and severity stays
     present), stream samples otherwise. subset "random": a uniform random `limit` of them drawn with `seed`
-    instead (`Source.sampled`). A generated benchmark's chunks are of clean images, `expansion` times fewer
-    than `chunk_size`; `corruption_device` says where they are corrupted (see `StreamPlan`)."""
+    instead (`Source.sampled`); "class-balanced": `limit` drawn with `seed` class by class from the labels of every
+    row (`data.balanced_batches.class_balanced_subset`). A generated benchmark's chunks are of clean images,
+    `expansion` times fewer than `chunk_size`; `corruption_device` says where they are corrupted (see
+    `StreamPlan`)."""
     if subset not in SUBSETS:
         raise ValueError(f"subset must be one of {', '.join(SUBSETS)}, got {subset!r}.")
     per_cell = limits_per_cell(benchmark)
@@ -120,6 +123,10 @@ def plan_stream(
         limited = source
     elif subset == "random":
         limited = source.sampled(limit, seed, per_cell=per_cell)
+    elif subset == "class-balanced":
+        if per_cell:
+            raise ValueError(f"{benchmark.name}: a class-balanced subset is for a benchmark without cells.")
+        limited = class_balanced_subset(source, limit, seed)
     else:
         limited = source.limited(limit, per_cell=per_cell)
     clean = limited.clean_source

@@ -44,7 +44,7 @@ _RUNNER_ARGUMENTS = {
 _BENCHMARK_KEYS = ("source", "limit", "subset", "options", "report", "optional", "protocol")
 #: How a limit chooses a benchmark's images: the first `limit` of the stream, or a seeded uniform random `limit`
 #: (`Source.sampled`).
-SUBSETS = ("first", "random")
+SUBSETS = ("first", "random", "class-balanced")
 _PROBE_KEYS = ("benchmark", "num_images", "params")
 _SUITE_KEYS = (
     "name", "description", "citations", "batch_size", "seed", "chunk_size", "models", "benchmarks", "probes",
@@ -64,8 +64,9 @@ class BenchmarkSpec:
     recorded as skipped instead of stopping the run before it starts. protocol: the suite's choices of the
     benchmark's evaluation protocol (`hf_vitrobust.analysis.protocols`: part -> name, e.g. {"class_mask":
     "paul-chen-1000"}); the parts not given keep their canonical default. subset: which samples a limit keeps,
-    "first" (the first of the stream; also what None means) or "random" (a uniform random sample drawn with the
-    run's seed); `--subset` overrides it.
+    "first" (the first of the stream; also what None means), "random" (a uniform random sample drawn with the
+    run's seed) or "class-balanced" (the labels of every row read first, then as many classes as the limit allows,
+    drawn with the run's seed: `data.balanced_batches`); `--subset` overrides it.
     """
 
     name: str

@@ -43,6 +43,14 @@ Both run in eval mode (BatchNorm running statistics, no dropout or drop path), a
 augmentation's mixed, smoothed targets). Attention layers run on their explicit softmax(QK^T)V path
 (`Classifier.differentiable_attention`), since fused kernels may lack second derivatives.
 
+Which images form the batches of a run is the probe's `batches` param: "class-balanced" (the default) cuts the
+benchmark's rows, put in `data.balanced_batches.class_balanced_order` with the run's seed, into batches of as many
+classes as the batch size allows; with the benchmark's `subset: class-balanced` those rows are themselves drawn from
+the labels of the whole source, so the batches come from the whole training set, as Park & Kim's `shuffle=True`
+loader draws them, whatever the order of its rows. "random" is the earlier draw (uniform rows, kept in stream order).
+Each batch's largest |eigenvalue| and share of negative eigenvalues among its top-k by magnitude, their intervals
+over batches, and Park & Kim's two claims about them are in `hessian_statistics`.
+
 Batch-size semantics: eigenvalues are a property of a batch's loss, so they depend on which images form a batch.
 Results are deterministic given (seed, batch index): the same batches give the same numbers on a device. Across
 devices they agree to floating-point rounding, and to about 1e-3 relative on CUDA, where PyTorch runs float32
@@ -76,7 +84,7 @@ from .base import (
     eval_mode,
     prepare_inputs,
 )
-from .display import as_float_array, fmt_count, fmt_number
+from .display import as_float_array, fmt_count, fmt_number, fmt_number_interval, fmt_percent_interval
 from .hessian_methods import (
     HVP_METHODS,
     HessianOperator,
@@ -90,6 +98,7 @@ from .hessian_methods import (
     pyhessian_eigenvalues,
 )
 from .hessian_result import HessianSpectrumResult, draw_hessian_density, draw_hessian_spectrum
+from .hessian_statistics import HESSIAN_FINDINGS, hessian_intervals
 from .param_checks import boolean, non_negative_number, optional, positive_int
 from .spec import ProbeFigure, ProbeNotApplicable, ProbeSpec, chunk_seed, register_probe, same_setting
 
@@ -330,11 +339,25 @@ def _pad(values: torch.Tensor, size: int, fill: float = math.nan) -> torch.Tenso
 # sample_ids)`, so the numbers do not depend on which process runs the chunk, and the merge stacks the per-batch
 # eigenvalues in chunk order.
 _AUGMENTATIONS = (None, *TRAINING_AUGMENTATIONS)
+# How a run forms the mini-batches from its benchmark's rows (the probe's `batches` param):
+# - "class-balanced" (default): `data.balanced_batches.class_balanced_order` with the run's seed, so each batch holds
+#   as many classes as its size allows, whatever the rows' order; with the benchmark's `subset: class-balanced`,
+#   drawn from the labels of the whole source.
+# - "random": the draw of runs before it: a uniform draw of the benchmark's rows, kept in stream order and cut into
+#   consecutive batches (of a class-sorted source, a batch then spans few classes).
+BATCH_DRAWS = ("class-balanced", "random")
+#: The draw of partials written before `batches` was recorded.
+_EARLIER_BATCH_DRAW = "random"
+
+
+def _selection(params: Mapping[str, Any]) -> str:
+    return "class-balanced" if params.get("batches", BATCH_DRAWS[0]) == "class-balanced" else "random"
 
 
 def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dict) -> dict:
     batch_seed = chunk_seed(seed, inputs.sample_ids)
     params = {"batch_size": len(inputs), **params}
+    batches = params.pop("batches", BATCH_DRAWS[0])
     result: HessianSpectrumResult = hessian_spectrum(
         classifier, inputs.pixels, inputs.labels, seed=batch_seed, **params
     )
@@ -352,6 +375,7 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "tol": result.tol,
         "power_steps": None if result.power_steps is None else result.power_steps.cpu(),
         "batch_seed": batch_seed,
+        "batches": batches,
     }
 
 
@@ -372,6 +396,9 @@ def _merge(partials: list) -> dict:
         "tol": same_setting(partials, "tol"),
         "power_steps": torch.cat([p["power_steps"] for p in partials]) if steps else None,
         "batch_seeds": [p["batch_seed"] for p in partials for _ in p["batch_sizes"]],
+        "batches": same_setting(
+            [{"batches": p.get("batches", _EARLIER_BATCH_DRAW)} for p in partials], "batches"
+        ),
     }
 
 
@@ -384,10 +411,19 @@ def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     top = as_float_array(probe.get("eigenvalues"))
     bottom = as_float_array(probe.get("bottom_eigenvalues"))
     top, bottom = top[np.isfinite(top)], bottom[np.isfinite(bottom)]
+    share = (probe.get("intervals") or {}).get("negative_share") or {}
+    magnitude = (probe.get("intervals") or {}).get("top_magnitude") or {}
     return {
         "top eigenvalue (max over batches)": fmt_number(top.max() if top.size else None),
         "most negative eigenvalue": fmt_number(bottom.min() if bottom.size else None),
+        "largest |eigenvalue|, mean over batches": fmt_number_interval(
+            magnitude.get("estimate"), magnitude.get("low"), magnitude.get("high")
+        ),
+        "negative share of the top-k by magnitude (%)": fmt_percent_interval(
+            share.get("estimate"), share.get("low"), share.get("high"), 100
+        ),
         "mini-batches": fmt_count(len(probe.get("batch_sizes") or []) or None),
+        "batches drawn": str(probe.get("batches") or _EARLIER_BATCH_DRAW),
     }
 
 
@@ -417,12 +453,14 @@ SPEC = register_probe(
         joint_check=_joint_check,
         probe=hessian_spectrum,
         result_type=HessianSpectrumResult,
-        selection="random",
+        selection="class-balanced",
+        selection_fn=_selection,
         chunk_size=DEFAULT_BATCH_SIZE,
         needs_labels=True,
         partial_fn=_partial,
         merge_fn=_merge,
         excluded_params={"max_batches": "the probe spec's num_images sets the number of mini-batches"},
+        extra_params=("batches",),
         chunk_param="batch_size",
         chunk_default=DEFAULT_BATCH_SIZE,
         applicable_fn=_applicable,
@@ -431,8 +469,11 @@ SPEC = register_probe(
             "regularizer": REGULARIZERS,
             "augmentation": _AUGMENTATIONS,
             "hvp": HVP_METHODS,
+            "batches": BATCH_DRAWS,
         },
         headline=_headline,
+        intervals_fn=hessian_intervals,
+        findings=HESSIAN_FINDINGS,
         image_count=_image_count,
         summary_row="top eigenvalue (max over batches)",
         figures={
@@ -450,6 +491,7 @@ SPEC = register_probe(
 
 
 __all__ = [
+    "BATCH_DRAWS",
     "EIGEN_METHODS",
     "HVP_METHODS",
     "REGULARIZERS",

@@ -12,7 +12,7 @@ import pytest
 import torch
 from probe_models import NUM_CLASSES, PREPROCESSING, random_images, timm_cnn, transformers_vit
 
-from hf_vitrobust.evaluation.probe_images import select_images
+from hf_vitrobust.evaluation.probe_images import SELECTIONS, select_images
 from hf_vitrobust.models import Classifier
 from hf_vitrobust.probes import feature_similarity, hessian_spectrum
 from hf_vitrobust.probes.base import predict_logits
@@ -202,7 +202,7 @@ def test_check_params_rejects_unknown_keys(name):
     signature = inspect.signature(task.probe).parameters
     assert all(key in signature or key in task.extra_params for key in task.accepted_params)
     assert task.check_params({"batch_size": 5}) == {**task.default_params, "batch_size": 5}
-    assert task.selection in ("random", "correct", "first") and task.chunk_length({}) >= 1
+    assert task.selection in SELECTIONS and task.chunk_length({}) >= 1
 
 
 def test_runner_owned_params_are_explained():

@@ -144,13 +144,16 @@ def test_the_suites_subset_is_used_unless_the_config_gives_one(runs, setup, tmp_
 
 
 def test_a_bad_subset_is_refused_before_any_work(setup, tmp_path):
-    with pytest.raises(EvaluationError, match="subset must be one of first, random, got 'randum'"):
+    with pytest.raises(
+        EvaluationError, match="subset must be one of first, random, class-balanced, got 'randum'"
+    ):
         evaluate(EvaluationConfig(suite=str(setup["plain"]), output=tmp_path / "bad", subset="randum"))
     assert not (tmp_path / "bad").exists()
     suite = _suite("builtin:efficientnet_lite0", "last")
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(suite))
     with pytest.raises(
-        EvaluationError, match=r"imagenet-val: 'subset' must be one of first, random, got 'last'"
+        EvaluationError,
+        match=r"imagenet-val: 'subset' must be one of first, random, class-balanced, got 'last'",
     ):
         evaluate(EvaluationConfig(suite=str(tmp_path / "bad.yaml"), output=tmp_path / "bad"))
     # A suite writes `subset` only where it gives one, and reads back what it wrote.
