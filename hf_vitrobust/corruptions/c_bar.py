@@ -324,7 +324,7 @@ def corrupt_c_bar(
     corrupted = apply_c_bar(pixels, name, C_BAR_SEVERITY_PARAMETERS[name][severity - 1], draws)
     if images.dtype == torch.uint8:  # already clipped to 0..255: the reference's astype(np.uint8) truncates
         return corrupted.floor().to(torch.uint8)
-    return (corrupted / 255).to(to_unit_float(images).dtype)
+    return (corrupted / 255).to(images.dtype)
 
 
 def c_bar_parameters(name: str) -> dict[str, Any]:

@@ -418,6 +418,10 @@ def test_draws_depend_on_the_sample_id_only_not_the_batch(name):
     # uint8 output is the float output (value / 255) truncated, as the reference's astype(np.uint8).
     as_float = corrupt_c_bar(images.float() / 255, name, 2, seed=1, sample_ids=ids)
     assert (as_float * 255 - together.float()).abs().max() < 1 + 1e-3
+    assert (
+        as_float.dtype == torch.float32
+        and corrupt_c_bar(images.double() / 255, name, 2).dtype == torch.float64
+    )
 
 
 def test_draws_follow_the_reference_distributions():
