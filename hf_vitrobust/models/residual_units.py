@@ -19,6 +19,8 @@ whose output the hook replaces by zeros:
   `+ input_tensor`), the MLP unit makes `output` return its `input_tensor` argument unchanged instead.
 - timm `VisionTransformer` blocks (`Block`, `ResPostBlock`): `x + drop_path1(...attn...)` and
   `x + drop_path2(...mlp...)`; the hooks zero `drop_path1` ("msa") and `drop_path2` ("mlp").
+- Park & Kim's ResNet (`hf_vitrobust.models.park_kim`): each `ParkKimResNetLayer` returns
+  `relu(drop_path(branch) + shortcut)`; the hook zeroes its `drop_path` module. Kind "conv".
 - timm ResNet (`BasicBlock`, `Bottleneck`): the branch ends with `bn2` / `bn3`, then an optional squeeze-excitation
   or attention module `se`, then an optional drop path; the hook zeroes `se` when there is one (so that any kind of
   attention module, multiplicative or not, contributes nothing), else the last batch norm. Kind "conv".
@@ -48,6 +50,7 @@ import torch
 from torch import nn
 
 from .alternet.modeling_alternet import AlterNetAttentionLayer, AlterNetPreActivationLayer
+from .park_kim.modeling_park_kim_resnet import ParkKimResNetLayer
 
 UNIT_KINDS = ("msa", "mlp", "conv")
 
@@ -56,6 +59,7 @@ SUPPORTED_ARCHITECTURES = (
     "transformers ViT / DeiT (ViTLayer, DeiTLayer)",
     "timm VisionTransformer (Block, ResPostBlock)",
     "timm ResNet (BasicBlock, Bottleneck)",
+    "Park & Kim's ResNet (ParkKimResNetLayer)",
 )
 
 _TRANSFORMERS_VIT_LAYERS = frozenset({"ViTLayer", "DeiTLayer"})
@@ -122,6 +126,8 @@ def _block_units(path: str, block: nn.Module, index: int) -> list[ResidualUnit] 
     if isinstance(block, AlterNetPreActivationLayer):
         kind = "msa" if isinstance(block, AlterNetAttentionLayer) else "conv"
         return [ResidualUnit(path, kind, _join(path, "drop_path"), path, stage, index)]
+    if isinstance(block, ParkKimResNetLayer):
+        return [ResidualUnit(path, "conv", _join(path, "drop_path"), path, stage, index)]
     if type(block).__name__ in _TRANSFORMERS_VIT_LAYERS and isinstance(
         getattr(block, "attention", None), nn.Module
     ):
@@ -247,6 +253,7 @@ SUM_ARCHITECTURES = (
     "BitBottleneckLayer)",
     "timm VisionTransformer / DeiT / PiT (Block, ResPostBlock), timm Swin (SwinTransformerBlock)",
     "timm ResNet (BasicBlock, Bottleneck), timm ResNetV2 / BiT (PreActBasic, PreActBottleneck, Bottleneck)",
+    "Park & Kim's ResNet (ParkKimResNetLayer)",
 )
 
 
@@ -315,6 +322,8 @@ def _block_sums(path: str, block: nn.Module, index: int) -> list[ResidualSum] | 
 
     if isinstance(block, AlterNetPreActivationLayer):
         return [one("msa" if isinstance(block, AlterNetAttentionLayer) else "conv", path, "output")]
+    if isinstance(block, ParkKimResNetLayer):
+        return [one("conv", path, "output")]
     name = type(block).__name__
     if name in _TRANSFORMERS_PRENORM_LAYERS and isinstance(
         getattr(block, "layernorm_after", None), nn.Module

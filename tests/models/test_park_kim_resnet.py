@@ -205,3 +205,47 @@ def test_saved_folder_loads_back_through_auto_classes(tmp_path):
     x = torch.randn(1, 3, 32, 32)
     with torch.no_grad():
         assert torch.equal(loaded(x).logits, model(x).logits)
+
+
+class ZeroBranch(nn.Module):
+    def forward(self, hidden_states):
+        return torch.zeros_like(hidden_states)
+
+
+def test_lesion_units_and_residual_sums_are_the_blocks():
+    """Each block is one conv unit; lesioning it equals the block with its branch replaced by zeros (relu of the
+    shortcut), and its residual sum is the block's output, the stage's last one its hidden state."""
+    from hf_vitrobust import Preprocessing
+    from hf_vitrobust.models import Classifier
+
+    config = ParkKimResNetConfig(
+        num_labels=5,
+        layer_type="bottleneck",
+        depths=[1, 2, 1, 1],
+        hidden_sizes=[4, 8, 8, 8],
+        embedding_size=8,
+    )
+    model = randomised(ParkKimResNetForImageClassification(config))
+    classifier = Classifier(model, Preprocessing(input_size=16, mean=(0.0,) * 3, std=(1.0,) * 3)).eval()
+    units = classifier.residual_units()
+    assert [(u.name, u.kind, u.stage) for u in units] == [
+        (f"resnet.encoder.stages.{s}.layers.{b}", "conv", s)
+        for s, b in [(0, 0), (1, 0), (1, 1), (2, 0), (3, 0)]
+    ]
+    pixels = torch.rand(2, 3, 16, 16, generator=torch.Generator().manual_seed(3))
+    block = model.resnet.encoder.stages[1].layers[1]
+    with torch.no_grad():
+        with classifier.lesion([units[2].name]):
+            lesioned = classifier(pixels)
+        assert isinstance(
+            block.shortcut, nn.Identity
+        )  # the block keeps its shape: a zero branch is zeros_like
+        branch, block.layer = block.layer, ZeroBranch()
+        expected = classifier(pixels)
+        block.layer = branch
+        assert torch.equal(lesioned, expected) and not torch.allclose(lesioned, classifier(pixels))
+        sums = classifier.residual_sum_maps(pixels)
+        hidden = model(pixels, output_hidden_states=True).hidden_states
+    assert next(iter(sums)) == "resnet.encoder.stages.0.layers.0:input"
+    assert torch.equal(sums["resnet.encoder.stages.0.layers.0:input"], hidden[0])
+    assert torch.equal(sums["resnet.encoder.stages.1.layers.1:conv"], hidden[2])
