@@ -32,7 +32,8 @@ them from a stored dict at another level; the headline rows read the stored "int
 (a dict without them renders as before), and the line figures draw them as a band or error bars.
 
 Probes without intervals, and why:
-- hessian: eigenvalues of per-mini-batch Hessians, a statistic of each batch, not a mean of per-image values.
+- hessian: eigenvalues of per-mini-batch Hessians, a statistic of each batch, not a mean of per-image values: its
+  intervals (the negative share, the top magnitude) are over mini-batches instead (`hessian_statistics`).
 - cka: a ratio of HSIC sums over minibatches, not a mean of independent per-image values.
 - loss_landscape: losses along random weight directions shared by all images (and mixed pairs under Mixup):
   the grid's variation is not image sampling.
