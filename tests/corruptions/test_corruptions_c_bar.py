@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from fake_cuda import cpu_values, fake_cuda, is_fake_cuda
 from scipy.fftpack import ifft2
 from scipy.ndimage import gaussian_filter
 
@@ -459,3 +460,15 @@ def test_the_release_severity_parameters():
     assert sorted(C_BAR_SEVERITY_PARAMETERS) == sorted(C_BAR_CORRUPTIONS) and len(C_BAR_CORRUPTIONS) == 10
     assert C_BAR_SEVERITY_PARAMETERS["caustic_refraction"] == (2.35, 3.2, 4.9, 6.6, 9.15)
     assert C_BAR_SEVERITY_PARAMETERS["blue_noise_sample"] == (0.8, 1.6, 2.4, 4.0, 5.6)
+
+
+@pytest.mark.parametrize("name", C_BAR_CORRUPTIONS)
+def test_each_corruption_runs_on_the_device_with_the_cpu_values(name):
+    """With the images on CUDA (emulated on the CPU by tests/fake_cuda.py): no op mixes devices, the output stays on
+    the device, and its values are the CPU run's bit for bit (the draws are counter-based, not the device's RNG)."""
+    images = _uint8_images(2, seed=9)
+    expected = corrupt_c_bar(images, name, 4, seed=3, sample_ids=[4, 8])
+    with fake_cuda() as recorder:
+        actual = corrupt_c_bar(images.to("cuda"), name, 4, seed=3, sample_ids=[4, 8])
+    assert not recorder.violations, recorder.report()
+    assert is_fake_cuda(actual) and torch.equal(cpu_values(actual), expected)
