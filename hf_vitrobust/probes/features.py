@@ -372,7 +372,8 @@ def variance_change(kind: str) -> Callable[[Mapping[str, Any]], tuple[list, np.n
     """The per-image quantity of Park & Kim's Fig. 9 claims at the residual sums of one `kind` ("msa", "conv"):
     each image's feature-map variance after each such residual sum minus at the point before it (the previous
     residual sum, or the embedding), averaged over those sums. A sum whose map differs in size from the point before
-    is a subsampling step (Fig. 9's blue areas: a strided block, a Swin patch merging) and is left out. Needs the
+    is a subsampling step (Fig. 9's blue areas: a strided block, a Swin patch merging) and is left out, as is one
+    on 1 x 1 maps (no spatial variance). Needs the
     probe run with layers "residual-sums" (the names "<block>:<kind>")."""
 
     def per_image(probe: Mapping[str, Any]) -> tuple[list, np.ndarray]:
@@ -382,7 +383,9 @@ def variance_change(kind: str) -> Callable[[Mapping[str, Any]], tuple[list, np.n
         picked = [
             i
             for i in range(1, len(layers))
-            if str(layers[i]).endswith(f":{kind}") and list(shapes[i][-2:]) == list(shapes[i - 1][-2:])
+            if str(layers[i]).endswith(f":{kind}")
+            and list(shapes[i][-2:]) == list(shapes[i - 1][-2:])
+            and int(np.prod(shapes[i][-2:])) > 1
         ]
         if not picked:
             raise LookupError(

@@ -25,8 +25,16 @@ KEYS = list(range(500, 500 + N))
 #: Each image's variances are these profiles times its own scale (0.5 .. 1.5), so every change varies by image.
 SCALES = np.linspace(0.5, 1.5, N)
 VIT_LAYERS = ["blocks.0:input", "blocks.0:msa", "blocks.0:mlp", "blocks.1:msa", "blocks.1:mlp"]
-CNN_LAYERS = ["layer1.0:input", "layer1.0:conv", "layer1.1:conv", "layer2.0:conv", "layer2.1:conv"]
-CNN_SHAPES = [[8, 8, 8], [8, 8, 8], [8, 8, 8], [16, 4, 4], [16, 4, 4]]  # layer2.0 halves the map: subsampling
+CNN_LAYERS = [
+    "layer1.0:input",
+    "layer1.0:conv",
+    "layer1.1:conv",
+    "layer2.0:conv",
+    "layer2.1:conv",
+    "layer3.0:conv",
+]
+# layer2.0 halves the map (subsampling); layer3.0 keeps a 1 x 1 map, whose variance is undefined (NaN).
+CNN_SHAPES = [[8, 8, 8], [8, 8, 8], [8, 8, 8], [16, 4, 4], [16, 4, 4], [16, 1, 1]]
 
 
 def _variance(layers: list[str], profile: list[float], shapes: list[list[int]] | None = None) -> dict:
@@ -89,7 +97,7 @@ def test_fig_9_msas_reduce_and_convs_raise_the_feature_map_variance(tmp_path):
     vit, cnn = _pair(
         tmp_path / "holds",
         {"feature_variance": _variance(VIT_LAYERS, [1.0, 0.6, 1.2, 0.8, 1.5])},
-        {"feature_variance": _variance(CNN_LAYERS, [1.0, 1.5, 2.0, 0.5, 0.9], CNN_SHAPES)},
+        {"feature_variance": _variance(CNN_LAYERS, [1.0, 1.5, 2.0, 0.5, 0.9, np.nan], CNN_SHAPES)},
     )
     lowers, raises = _check(vit, cnn, "msa-variance"), _check(vit, cnn, "conv-variance")
     assert (lowers.verdict, raises.verdict) == ("holds", "holds")
@@ -107,7 +115,7 @@ def test_fig_9_msas_reduce_and_convs_raise_the_feature_map_variance(tmp_path):
     vit, cnn = _pair(
         tmp_path / "reversed",
         {"feature_variance": _variance(VIT_LAYERS, [1.0, 1.4, 1.2, 1.6, 1.5])},
-        {"feature_variance": _variance(CNN_LAYERS, [2.0, 1.5, 1.0, 0.5, 0.3], CNN_SHAPES)},
+        {"feature_variance": _variance(CNN_LAYERS, [2.0, 1.5, 1.0, 0.5, 0.3, np.nan], CNN_SHAPES)},
     )
     lowers, raises = _check(vit, cnn, "msa-variance"), _check(vit, cnn, "conv-variance")
     assert (lowers.verdict, raises.verdict) == ("reversed", "reversed")
