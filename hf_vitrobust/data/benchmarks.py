@@ -267,6 +267,18 @@ class Benchmark:
             benchmark_split(self, value)  # a training set reads its own split only
         return value
 
+    def own_folder_source(self, root: str, selection: Mapping[str, Any]) -> Source | None:
+        """A plug-in's own reader of a local folder of its release, with the corruptions/severities `selection`
+        (ImageNet-C-bar: severity folders named 1..5 or by parameter); None: `ImageFolderSource` in `folder_layout`."""
+        return None
+
+    def own_generated_source(
+        self, clean: Source, selection: Mapping[str, Any], seed: int, release_encoding: str
+    ) -> Source | None:
+        """A plug-in's own "generated:" source over `clean` (ImageNet-C-bar's generator); None: ImageNet-C's
+        corruptions or ImageNet-P's perturbations."""
+        return None
+
     def check_source(self, source: str | None) -> None:
         """Refuse the source forms that only fit other benchmarks ("builtin", "generated:..."), with a `SchemaError`
         (a ValueError) naming what to use; the rest is checked when the data is opened. The one check of these

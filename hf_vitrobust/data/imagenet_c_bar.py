@@ -24,7 +24,7 @@ ported; each image seeded by its clean sample id), then the release's JPEG-85 ro
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,16 @@ class CBarBenchmark(Benchmark):
         if key == "corruptions":
             return _names(value, self.corruptions, {"all": self.corruptions}, "corruptions", "corruption")
         return super()._check_option(key, value, generated)
+
+    def own_folder_source(self, root: str, selection: Mapping[str, Any]) -> Source:
+        return CBarFolderSource(root, **selection)
+
+    def own_generated_source(
+        self, clean: Source, selection: Mapping[str, Any], seed: int, release_encoding: str
+    ) -> Source:
+        return generated_c_bar_source(
+            clean, selection.get("corruptions"), selection.get("severities"), seed, release_encoding
+        )
 
 
 IMAGENET_C_BAR = CBarBenchmark(

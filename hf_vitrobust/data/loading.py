@@ -32,7 +32,6 @@ from .hub import HubSource
 from .hub_copies import webdataset_source
 from .hub_parquet import ParquetSource, _match_path_or_parent
 from .hub_schemas import HubSchema, get_hub_schema, match_schema
-from .imagenet_c_bar import IMAGENET_C_BAR_NAME, CBarFolderSource, generated_c_bar_source
 from .imagenet_v2 import imagenet_v2_source
 from .local import ImageFolderSource
 from .objectnet import ObjectNetSource
@@ -234,8 +233,9 @@ def resolve_source(
                 f"{bench.name}: release_encoding {encoding!r} is not one of "
                 f"{', '.join(RELEASE_ENCODINGS[bench.name])}."
             )
-        if bench.name == IMAGENET_C_BAR_NAME:
-            return generated_c_bar_source(clean, corruptions, severities, seed, encoding)
+        own = bench.own_generated_source(clean, selection, seed, encoding)
+        if own is not None:
+            return own
         if bench.task == "sequence":
             return GeneratedPerturbationSource(
                 clean,
@@ -291,8 +291,9 @@ def resolve_source(
             return _parquet_source(bench, spec, schema, parquet)
         if bench.folder_layout is None:
             raise SchemaError(f"{spec}: {bench.name} is read from its released files, not an image folder.")
-        if bench.name == IMAGENET_C_BAR_NAME:  # its severity folders: 1..5, or the generator's parameters
-            return CBarFolderSource(spec, **selection)
+        own = bench.own_folder_source(spec, selection)
+        if own is not None:
+            return own
         return ImageFolderSource(
             spec,
             layout=bench.folder_layout,
