@@ -416,7 +416,7 @@ def _headline(probe: Mapping[str, Any]) -> dict[str, str]:
     return {
         "top eigenvalue (max over batches)": fmt_number(top.max() if top.size else None),
         "most negative eigenvalue": fmt_number(bottom.min() if bottom.size else None),
-        "largest |eigenvalue|, mean over batches": fmt_number_interval(
+        "largest eigenvalue magnitude, mean over batches": fmt_number_interval(
             magnitude.get("estimate"), magnitude.get("low"), magnitude.get("high")
         ),
         "negative share of the top-k by magnitude (%)": fmt_percent_interval(

@@ -159,7 +159,7 @@ HESSIAN_FINDINGS = (
         "park-kim",
         "ViT's Hessian eigenvalues are smaller in magnitude than ResNet's",
         "Park & Kim, Fig. 1 (right) and Fig. 4 (Hessian max eigenvalue spectra)",
-        "largest |Hessian eigenvalue| per training mini-batch, mean over the batches both models saw",
+        "largest Hessian eigenvalue magnitude per training mini-batch, mean over the batches both models saw",
         -1,
         _magnitudes,
         protocol=_SHARED_MEASUREMENT,
