@@ -72,7 +72,8 @@ def _run_flags() -> dict[str, dict[str, Any]]:
         "--subset": dict(
             choices=SUBSETS,
             help="which images --limit keeps (default: the suite's, else first). first: the first N of the stream; "
-            "random: a seeded uniform random subset (the run's --seed), reads the whole stream without decoding",
+            "random: a seeded uniform random subset (the run's --seed), reads the whole stream without decoding; "
+            "class-balanced: as many classes as the limit allows (the run's --seed), from the labels of every row",
         ),
         "--batch-size": dict(type=int, help="images per forward pass (default: the suite's)"),
         "--precision": dict(
