@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..data import get_benchmark
+from ..models.loading import checkpoint_identity
 from ..probes.spec import PROBES
 from .published import PAPERS, PublishedNumber, published_numbers
 
@@ -72,7 +73,8 @@ def pair_model_keys(pair: Mapping[str, str]) -> tuple[str, str] | None:
 def paper_model_keys(paper: str, spec: str, model_pairs: Iterable[Mapping[str, str]] = ()) -> tuple[str, ...]:
     """The keys of `paper`'s models that `spec` stands for: those whose numbers were made with its weights, and
     those a suite's model pair names it for (a pair "vit-l16/bit-m-r101x3" with vit: SPEC)."""
-    keys = [row.model_key for row in published_numbers(paper) if row.model_id == spec]
+    identity = checkpoint_identity(spec)
+    keys = [row.model_key for row in published_numbers(paper) if row.model_id == identity]
     for pair in model_pairs:
         names = pair_model_keys(pair)
         if names is not None:
@@ -96,12 +98,13 @@ def model_pairing(
     if paper not in PAPERS:
         raise ValueError(f"Unknown paper {paper!r}; papers: {', '.join(PAPERS)}.")
     keys = paper_model_keys(paper, spec, model_pairs)
+    identity = checkpoint_identity(spec)
     rows = [row for row in published_numbers(paper) if row.model_key in keys]
     pairing: dict[str, Pairing] = {}
     for own_weights in (True, False):
         found: dict[str, dict[str, list[PublishedNumber]]] = {}
         for row in rows:
-            if (row.model_id == spec) != own_weights:
+            if (row.model_id == identity) != own_weights:
                 continue
             benchmark, preprocessing = row_preprocessing(
                 row, probe_benchmarks.get(row.benchmark, "imagenet-val")

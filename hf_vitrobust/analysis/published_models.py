@@ -1,7 +1,8 @@
 # Copyright 2026 The hf_vitrobust developers. Licensed under the Apache License, Version 2.0.
 """Which published models a run holds: a model that `vitrobust reproduce` recorded as standing for a paper's model
-(results.json "reproduction"), or a model whose spec is the table's `model_id` of a same-weights row
-(`analysis.published_vs_ours` compares their numbers)."""
+(results.json "reproduction"), or a model whose spec loads the table's `model_id` of a same-weights row (the same
+spec, or another form of the same release: `models.checkpoint_identity`; `analysis.published_vs_ours` compares
+their numbers)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.loading import checkpoint_identity
 from .published import PAPERS, PublishedNumber, published_numbers
 
 
@@ -65,7 +67,7 @@ def identify_models(results: Sequence[Mapping[str, Any]]) -> list[Identified]:
                 entry["candidates"].append((index, key))
             if given:
                 continue
-            for row in by_id.get(str(model.get("spec")), []):
+            for row in by_id.get(checkpoint_identity(str(model.get("spec"))), []):
                 entry = entry_of(row.paper, row.model_key)
                 if (index, key) not in entry["candidates"]:
                     entry["candidates"].append((index, key))

@@ -39,6 +39,7 @@ from ..analysis.published_vs_ours import PAPER_SUITES
 from ..analysis.record import model_key
 from ..analysis.results import RESULTS_FILE, load_results, merge_results
 from ..atomic_files import write_text_atomic
+from ..models.loading import checkpoint_identity
 from ..probes.spec import PROBES
 from ..registry import did_you_mean
 from ..report.document import write_report
@@ -191,7 +192,10 @@ def _members(
 def _spec_for(row: PublishedNumber, member: Member) -> tuple[str, str]:
     """The spec that runs a published number, and why."""
     if row.has_public_weights:
-        return row.model_id, f"the weights of {member.model_key}'s published numbers: {row.model}"
+        why = f"the weights of {member.model_key}'s published numbers: {row.model}"
+        if member.spec != row.model_id and checkpoint_identity(member.spec) == row.model_id:
+            return member.spec, f"{why} (the pair's copy of {row.model_id})"
+        return row.model_id, why
     if row.model_match == "closest":
         return row.model_id, f"the closest public model to {row.model} (no public copy of its weights)"
     return member.spec, f"the pair's model: {row.model} has no public copy of its weights"

@@ -11,7 +11,7 @@ from .alternet import (
     AlterNetPreTrainedModel,
 )
 from .classifier import Classifier
-from .loading import load_classifier
+from .loading import checkpoint_identity, load_classifier
 from .park_kim import ParkKimResNetConfig, ParkKimResNetForImageClassification, ParkKimResNetModel
 from .preprocessing import Preprocessing
 
@@ -35,5 +35,6 @@ __all__ = [
     "ParkKimResNetForImageClassification",
     "ParkKimResNetModel",
     "Preprocessing",
+    "checkpoint_identity",
     "load_classifier",
 ]

@@ -9,7 +9,6 @@ Imports run one way: this module uses `classifier` (the adapter), `builtin` (the
 """
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,17 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..constants import is_hub_id
 from .builtin import create_builtin, list_builtin_models
 from .classifier import Classifier
 from .park_kim.release import ARCHITECTURES as PARK_KIM_ARCHITECTURES
 from .park_kim.release import PREFIX as PARK_KIM
 from .park_kim.release import RELEASE_URL as PARK_KIM_RELEASE_URL
-from .park_kim.release import load_park_kim, parse_park_kim_spec
+from .park_kim.release import load_park_kim, parse_park_kim_spec, release_identity
 from .preprocessing import Preprocessing
 from .stored_dtype import folder_stored_dtype, hub_cache_stored_dtype
 from .timm_loading import LOCAL_DIR, is_timm_folder, load_timm
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 # from_pretrained keywords that also apply to AutoImageProcessor.
 _HUB_KWARGS = (
     "revision",
@@ -169,7 +168,7 @@ def load_classifier(
             module, preprocessing, timm_labels, stored = load_timm(timm_name, preprocessing, kwargs)
             labels = timm_labels if labels is None else labels
             module = module.to(run_dtype)
-        elif os.path.isdir(spec_str) or (_HUB_ID.match(spec_str) and not os.path.exists(spec_str)):
+        elif os.path.isdir(spec_str) or (is_hub_id(spec_str) and not os.path.exists(spec_str)):
             module, preprocessing, stored = _load_transformers(spec_str, preprocessing, run_dtype, kwargs)
         else:
             what = (
@@ -188,4 +187,15 @@ def load_classifier(
     return classifier.eval()
 
 
-__all__ = ["load_classifier"]
+def checkpoint_identity(spec: str) -> str:
+    """The name of the weights `spec` loads, as the published table writes a checkpoint (`model_id`): the release
+    URL for any form of a Park & Kim checkpoint (`park_kim.release_identity`), else the spec itself. Two specs with
+    the same identity are the same weights for published-number matching."""
+    try:
+        identity = release_identity(str(spec))
+    except ValueError:  # "park-kim:<unknown>" names no release
+        identity = None
+    return identity or str(spec)
+
+
+__all__ = ["checkpoint_identity", "load_classifier"]

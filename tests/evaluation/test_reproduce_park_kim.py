@@ -88,3 +88,26 @@ def test_the_mechanisms_suite_measures_imagenet_c_as_park_and_kim_and_the_run_re
     assert imagenet_c.protocol["preprocessing"] == "resize256-crop224"
     assert imagenet_c.origins["preprocessing"] == imagenet_c.origins["interpolation"] == "suite"
     assert (imagenet_c.preprocessing["resize_size"], imagenet_c.input_size) == (256, [224, 224])
+
+
+def test_a_local_copy_of_a_release_file_runs_its_leg_and_its_numbers_match_it(tmp_path):
+    """`--vit /data/vit_ti_cifar100_9857b21357.pth.tar` (the released file name) or `park-kim:vit-ti:<renamed>` is
+    the release itself: its leg runs the local copy (not the URL, which offline would need the torch cache), and a
+    run of that copy is identified as the published model, so its numbers are compared."""
+    from hf_vitrobust.analysis.published_models import identify_models
+    from hf_vitrobust.models import checkpoint_identity
+
+    local = str(tmp_path / "vit_ti_cifar100_9857b21357.pth.tar")
+    renamed = f"park-kim:resnet-50:{tmp_path / 'mine.pth'}"
+    assert checkpoint_identity(local) == CHECKPOINTS["vit-ti-park-kim-cifar100"]
+    assert checkpoint_identity(renamed) == CHECKPOINTS["resnet50-park-kim-cifar100"]
+    assert checkpoint_identity("park-kim:vit-ti") == CHECKPOINTS["vit-ti-park-kim-cifar100"]
+    assert checkpoint_identity("timm/resnet50.a1_in1k") == "timm/resnet50.a1_in1k"
+    assert checkpoint_identity("park-kim:vit-s") == "park-kim:vit-s"  # names no release: itself
+    plan = plan_reproduction("park-kim", "vit-ti/resnet-50-cifar100", vit=local, cnn=renamed)
+    assert {leg.members[0].role: leg.spec for leg in plan.legs} == {"vit": local, "cnn": renamed}
+    assert all("the pair's copy of https://github.com/xxxnell/" in leg.why for leg in plan.legs)
+    run = {"models": [{"key": "m0", "spec": local}, {"key": "m1", "spec": "timm/vit_tiny_patch16_224"}]}
+    assert [(found.model_key, found.candidates) for found in identify_models([run])] == [
+        ("vit-ti-park-kim-cifar100", ((0, "m0"),))
+    ]

@@ -16,6 +16,7 @@ from .release import (
     load_park_kim,
     parse_park_kim_spec,
     read_state_dict,
+    release_identity,
     release_url,
 )
 from .timm_models import TIMM_ARCHITECTURES, build_timm_model, to_current_timm_layout
@@ -35,6 +36,7 @@ __all__ = [
     "load_park_kim",
     "parse_park_kim_spec",
     "read_state_dict",
+    "release_identity",
     "release_url",
     "rename_park_kim_resnet_key",
     "to_current_timm_layout",

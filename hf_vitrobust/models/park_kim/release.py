@@ -103,6 +103,14 @@ def parse_park_kim_spec(spec: str) -> ParkKimSpec | None:
     return None if architecture is None else ParkKimSpec(architecture, spec)
 
 
+def release_identity(spec: str) -> str | None:
+    """The release URL of the checkpoint `spec` names (any of the forms above: a local copy with the released file
+    name, or a renamed one given with its architecture, stands for the release it says it is); None for a spec that
+    names none of the four. Published numbers made with the release match a run of any of its forms."""
+    parsed = parse_park_kim_spec(spec)
+    return None if parsed is None else release_url(parsed.architecture)
+
+
 def cached_path(url: str) -> Path:
     """Where a downloaded checkpoint lives: torch.hub's checkpoint cache, under the URL's file name."""
     return Path(torch.hub.get_dir()) / "checkpoints" / _file_name(url)
