@@ -127,3 +127,9 @@ def test_parquet_labels_are_read_from_the_label_column_only(tmp_path):
     samples = list(view.samples())
     assert sorted(s.label for s in samples) == [3, 3, 7, 7, 9, 9]
     assert {s.sample_id for s in samples} == {ids[p] for p in class_balanced_order(ids, found, 0)[:6]}
+
+
+def test_a_generated_source_is_refused():
+    generated = load_benchmark("imagenet-c", "generated:builtin", corruptions=["fog"], severities=[1])
+    with pytest.raises(ValueError, match="not from a generated one"):
+        class_balanced_subset(generated, 4, seed=0)

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 from data_fixtures import image_bytes, image_folder
 from probe_models import save_vit_folder, tiny_vit_model
 
+from hf_vitrobust.data import BENCHMARKS, load_benchmark
 from hf_vitrobust.data.balanced_batches import class_balanced_order
 from hf_vitrobust.evaluation.config import EvaluationConfig
 from hf_vitrobust.evaluation.runner import evaluate
+from hf_vitrobust.evaluation.streams import plan_stream
 from hf_vitrobust.models.imagenet import imagenet_wnid_to_index
 
 WNIDS = sorted(imagenet_wnid_to_index())[:4]
@@ -62,3 +65,11 @@ def test_class_balanced_subset_and_batches_do_not_depend_on_the_forward_batch_si
     assert hessian["batches"] == "class-balanced" and len(hessian["batch_seeds"]) == 2
     assert hessian["batch_seeds"] == again["batch_seeds"]
     assert hessian["eigenvalues"] == again["eigenvalues"]
+
+
+def test_a_benchmark_with_cells_is_refused_before_any_work():
+    generated = load_benchmark("imagenet-c", "generated:builtin", corruptions=["fog"], severities=[1])
+    with pytest.raises(
+        ValueError, match="imagenet-c: a class-balanced subset is for a benchmark without cells"
+    ):
+        plan_stream(BENCHMARKS["imagenet-c"], generated, 4, 8, {}, subset="class-balanced")
