@@ -98,6 +98,10 @@ def clean_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, 
     return [table] if table else []
 
 
+#: The corruption benchmarks whose mean top-1 over the cells Park & Kim report as robustness.
+_PARK_KIM_CORRUPTIONS = ("imagenet-c", "cifar10-c", "cifar100-c")
+
+
 def corruption_section(
     bench: str, views: Sequence[ModelView], figures: Mapping[str, FigureFile]
 ) -> list[Block]:
@@ -106,6 +110,10 @@ def corruption_section(
     def data(v: ModelView) -> Mapping[str, Any] | None:
         return v.metrics.get(bench) if v.kinds.get(bench) == "corruption" else None
 
+    # The papers' names go only where their numbers were made: Park & Kim's mean over the cells of ImageNet-C and
+    # CIFAR-C, Paul & Chen's severity-5 figures of ImageNet-C; other corruption benchmarks get the plain quantity.
+    park_kim = " — Park & Kim" if bench in _PARK_KIM_CORRUPTIONS else ""
+    paul_chen = " — Paul & Chen Fig. {}" if bench == "imagenet-c" else ""
     rows: list[Row] = [
         ("mCE (%, AlexNet-normalised: alexnet-15)", percent_at("mce")),
         (
@@ -121,10 +129,10 @@ def corruption_section(
         ("relative mCE (%)", percent_at("relative_mce")),
         ("unnormalised mCE (%)", percent_at("unnormalized_mce")),
         ("mean corruption accuracy, standard corruptions (%)", percent_at("mean_corruption_accuracy")),
-        ("mean top-1 over all cells present (%) — Park & Kim", lambda m: fmt_percent(mean_top1(m))),
+        (f"mean top-1 over all cells present (%){park_kim}", lambda m: fmt_percent(mean_top1(m))),
         ("mean error over all cells present (%) — ImageNet-C-bar's overall-avg", percent_at("mean_error")),
-        ("severity-5 mean top-1 (%) — Paul & Chen Fig. 2", lambda m: fmt_percent(severity5_mean(m))),
-        ("contrast, severity 5, top-1 (%) — Paul & Chen Fig. 3", lambda m: fmt_percent(contrast_s5(m))),
+        ("severity-5 mean top-1 (%)" + paul_chen.format(2), lambda m: fmt_percent(severity5_mean(m))),
+        ("contrast, severity 5, top-1 (%)" + paul_chen.format(3), lambda m: fmt_percent(contrast_s5(m))),
         ("clean error (%)", percent_at("clean_error")),
         ("samples", lambda m: fmt_count(m.get("num_samples"))),
         ("missing cells", lambda m: fmt_count(len(m.get("missing_cells") or []))),

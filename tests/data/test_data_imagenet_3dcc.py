@@ -122,6 +122,9 @@ def test_evaluate_scores_the_release_folder_with_the_mean_top1_recomputed(releas
     report = render_markdown([results], {})  # the report's text, without drawing its figures
     assert "Mean top-1 per corruption group (%)" in report
     assert f"| weather | {by_corruption['fog_3d']:.2f}" in report
+    # The papers' names stay on their own benchmarks: the mean over the cells is not "Park & Kim" here.
+    assert f"| mean top-1 over all cells present (%) | {by_cell.mean():.2f} |" in report
+    assert "Park & Kim" not in report and "Paul & Chen" not in report
 
 
 def test_generated_is_refused_with_what_the_generator_needs(tmp_path, release):
