@@ -177,7 +177,7 @@ def _probe_number(row: PublishedNumber, model: RunModel, settings: UncertaintySe
     if found.successes is not None and found.num_images:
         interval = proportion_interval(
             found.successes,
-            found.num_images,
+            found.trials or found.num_images,
             settings.confidence_level,
             settings.proportion_method,
             100.0,

@@ -80,6 +80,14 @@ from .loss_landscape_directions import (
     filter_normalized_direction,
     landscape_tensors,
 )
+from .loss_landscape_metrics import (
+    L1_METRIC,
+    ORIGIN_METRICS,
+    concatenate_batches,
+    merge_origin,
+    origin_batch_statistics,
+    origin_value,
+)
 from .param_checks import (
     non_negative_number,
     number_in,
@@ -123,7 +131,9 @@ class LossLandscapeResult(ProbeResult):
     weight_decay: the L2 coefficient included in `loss`; num_images: images used. l2: (ny, nx) the L2 term per unit
     weight decay at each point ((1/2) ||theta||^2 for l2_term "half-squared", sum_p ||p||_2 for "park-kim"), so
     NLL + wd' * l2 can be recomputed for another wd'; normalization, l2_term, augmentation, augmentation_draw,
-    loss_average, batch_size: the settings (see `loss_landscape`).
+    loss_average, batch_size: the settings (see `loss_landscape`). origin: at the grid point x = y = 0 (None where
+    the grid has none), the per-batch counts and sums of Park & Kim's other metrics (top-5, ECE, Brier, confusion
+    matrices: `loss_landscape_metrics`); origin_l1: the sum of the parameter tensors' L1 norms there.
     """
 
     x: torch.Tensor
@@ -140,6 +150,8 @@ class LossLandscapeResult(ProbeResult):
     augmentation_draw: str = "per-point"
     loss_average: str = "images"
     batch_size: int | None = None
+    origin: dict[str, torch.Tensor] | None = None
+    origin_l1: float | None = None
 
     @classmethod
     def probe_name(cls) -> str:
@@ -265,7 +277,10 @@ def loss_landscape(
         return float(sum(torch.linalg.vector_norm(v.double()) for v in values.values()))
 
     def evaluate(
-        values: dict[str, torch.Tensor], state: dict[str, torch.Tensor], data: list
+        values: dict[str, torch.Tensor],
+        state: dict[str, torch.Tensor],
+        data: list,
+        origin: list | None = None,
     ) -> tuple[float, float, float]:
         total_loss = torch.zeros((), dtype=torch.float64, device=inputs.pixels.device)
         correct = torch.zeros((), dtype=torch.int64, device=inputs.pixels.device)
@@ -280,6 +295,8 @@ def loss_landscape(
                 total_loss += batch_loss * len(target) if loss_average == "images" else batch_loss
                 hard = target.argmax(-1)
             correct += (logits.argmax(-1) == hard).sum()
+            if origin is not None:
+                origin.append(origin_batch_statistics(logits, hard))
         loss = float(total_loss) / (len(inputs) if loss_average == "images" else len(data))
         squared_or_norms = l2_of(values)
         if l2_term == "half-squared":
@@ -302,6 +319,8 @@ def loss_landscape(
     loss_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
     accuracy_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
     l2_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
+    origin: list[dict[str, torch.Tensor]] | None = None
+    origin_l1 = None
     with eval_mode(classifier):
         center_data = fixed if fixed is not None else batches("center")
         center_loss, _, _ = evaluate(params, buffers, center_data)
@@ -315,7 +334,12 @@ def loss_landscape(
                 for name in moved_buffers:
                     state[name] = moved(tensors[name], direction_x[name], direction_y[name], step_x, step_y)
                 data = fixed if fixed is not None else batches(str(i * len(xs) + j))
-                loss_grid[i, j], accuracy_grid[i, j], l2_grid[i, j] = evaluate(values, state, data)
+                at_origin = abs(step_x) <= 1e-9 and abs(step_y) <= 1e-9  # as `grid_index` finds it
+                if at_origin:
+                    origin = []
+                    origin_l1 = float(sum(torch.linalg.vector_norm(v.double(), 1) for v in values.values()))
+                point = evaluate(values, state, data, origin if at_origin else None)
+                loss_grid[i, j], accuracy_grid[i, j], l2_grid[i, j] = point
     return LossLandscapeResult(
         x=xs,
         y=ys,
@@ -331,6 +355,8 @@ def loss_landscape(
         augmentation_draw=augmentation_draw,
         loss_average=loss_average,
         batch_size=batch_size,
+        origin=None if origin is None else concatenate_batches(origin),
+        origin_l1=origin_l1,
     )
 
 
@@ -360,6 +386,8 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "loss_average": result.loss_average,
         "batch_size": result.batch_size,
         "num_batches": math.ceil(len(inputs) / result.batch_size),
+        "origin": result.origin,
+        "origin_l1": result.origin_l1,
     }
 
 
@@ -375,6 +403,8 @@ def _merge(partials: list) -> dict:
         "augmentation_draw": "per-point",
         "loss_average": "images",
         "batch_size": None,
+        "origin": None,
+        "origin_l1": None,
     }
     partials = [{**defaults, **partial} for partial in partials]
     loss_average = same_setting(partials, "loss_average")
@@ -403,6 +433,8 @@ def _merge(partials: list) -> dict:
         "augmentation_draw": same_setting(partials, "augmentation_draw"),
         "loss_average": loss_average,
         "batch_size": same_setting(partials, "batch_size"),
+        "origin": merge_origin([p["origin"] for p in partials]),
+        "origin_l1": same_setting(partials, "origin_l1"),
     }
 
 
@@ -429,7 +461,11 @@ _POINT_METRICS = {"loss": "loss", "NLL": "loss", "top-1 %": "accuracy", "sum of 
 def published_value(probe: Mapping[str, Any], metric: str, condition: Mapping[str, str]) -> ProbeValue:
     """The loss (NLL + weight_decay x l2), the NLL, the top-1 (%) or the sum of the parameter L2 norms at a grid
     point, with the correct count of a top-1 and the chunks' standard error of a loss or NLL (zero for the l2,
-    which no image changes)."""
+    which no image changes); at the origin also Park & Kim's other metrics (`loss_landscape_metrics.origin_value`)."""
+    if metric in ORIGIN_METRICS or metric == L1_METRIC:
+        if not {"x", "y"} <= set(condition) or any(abs(float(condition[a])) > 1e-9 for a in ("x", "y")):
+            raise LookupError(f"the loss landscape records {metric!r} at its origin (x = y = 0) only")
+        return origin_value(probe, metric)
     if metric not in _POINT_METRICS or not {"x", "y"} <= set(condition):
         raise LookupError(
             f"the loss landscape holds {', '.join(_POINT_METRICS)} per grid point, not {metric!r}"

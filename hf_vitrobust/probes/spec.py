@@ -179,13 +179,15 @@ PerImageFn = Callable[[Mapping[str, Any]], tuple[Sequence[Any], np.ndarray]]
 
 class ProbeValue(NamedTuple):
     """A probe's number beside a published one (`analysis.published_vs_ours`): the value in the published metric's
-    unit, the images behind it, and, for an accuracy in percent, the count of correct images (its Wilson interval);
-    for another number, its standard error where the probe knows one (a normal interval)."""
+    unit, the images behind it, and, for an accuracy in percent, the count of correct images (its Wilson interval,
+    over `trials` where the proportion is of fewer than all the images, e.g. of the confident ones); for another
+    number, its standard error where the probe knows one (a normal interval)."""
 
     value: float
     num_images: int | None = None
     successes: int | None = None
     standard_error: float | None = None
+    trials: int | None = None
 
 
 #: A probe's reader of a published metric: (merged probe dict, metric, condition) -> `ProbeValue`; LookupError (with
