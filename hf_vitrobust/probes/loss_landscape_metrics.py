@@ -19,6 +19,10 @@ float32, the confidence c = max p, the prediction argmax p and the label y (argm
   - confidence|, signed ECE = sum of weight x (confidence - accuracy) (negative: underconfident);
 - the sum of the parameter tensors' L1 norms (`ops/norm.py` `l1`).
 
+Their ECE is a variant of `metrics.calibration`'s (Guo et al.'s bins, which sum the confidences of the same images they
+count, at edges k / M): it differs where a confidence lies on an edge (1.0 from a saturated float32 softmax) and by
+the +1e-7 terms, so it is transcribed here rather than reused.
+
 `origin_batch_statistics` keeps, per mini-batch, the counts and sums these need; batches merge by summing
 (`origin_totals`), so a value never depends on how batches are grouped into chunks or processes. Their augmentation
 is random, so each value gets a sampling interval: a proportion of images (top-5, the confident share, the accuracy

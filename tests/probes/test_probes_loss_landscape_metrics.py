@@ -11,6 +11,7 @@ import pytest
 import torch
 from probe_models import PREPROCESSING, random_images
 
+from hf_vitrobust.metrics.calibration import calibration_metrics
 from hf_vitrobust.models import Classifier
 from hf_vitrobust.probes.loss_landscape import SPEC, loss_landscape
 from hf_vitrobust.probes.loss_landscape_metrics import (
@@ -138,6 +139,10 @@ def test_every_origin_metric_equals_their_ops_tests_on_constructed_logits():
     for name, value in _theirs_in_our_units(theirs).items():
         assert ours[name] == pytest.approx(value, rel=1e-6, abs=1e-9), name
     assert 0.0 < theirs["share of images with confidence > 0.9 %"] < 1.0 and theirs["ECE %"] > 0.01
+    # Not the package's ECE (metrics.calibration, Guo et al.'s bins): a confidence of exactly 1.0 differs.
+    flat = [np.concatenate(part) for part in zip(*probabilities, strict=True)]
+    guo = calibration_metrics(flat[0], flat[1], num_bins=10).ece
+    assert abs(guo - theirs["ECE %"]) > 0.01
 
 
 def test_merged_chunks_equal_one_part_and_the_jackknife_is_their_metric_without_each_batch():
