@@ -30,6 +30,7 @@ from ..analysis.results import (
     severity5_top1,
 )
 from ..constants import ALL_CORRUPTIONS
+from ..data import BENCHMARKS
 from ..probes.display import MISSING, fmt_count, fmt_number, fmt_percent, number
 from .blocks import (
     Block,
@@ -98,10 +99,6 @@ def clean_section(bench: str, views: Sequence[ModelView], figures: Mapping[str, 
     return [table] if table else []
 
 
-#: The corruption benchmarks whose mean top-1 over the cells Park & Kim report as robustness.
-_PARK_KIM_CORRUPTIONS = ("imagenet-c", "cifar10-c", "cifar100-c")
-
-
 def corruption_section(
     bench: str, views: Sequence[ModelView], figures: Mapping[str, FigureFile]
 ) -> list[Block]:
@@ -110,10 +107,13 @@ def corruption_section(
     def data(v: ModelView) -> Mapping[str, Any] | None:
         return v.metrics.get(bench) if v.kinds.get(bench) == "corruption" else None
 
-    # The papers' names go only where their numbers were made: Park & Kim's mean over the cells of ImageNet-C and
-    # CIFAR-C, Paul & Chen's severity-5 figures of ImageNet-C; other corruption benchmarks get the plain quantity.
-    park_kim = " — Park & Kim" if bench in _PARK_KIM_CORRUPTIONS else ""
-    paul_chen = " — Paul & Chen Fig. {}" if bench == "imagenet-c" else ""
+    # The papers' names go only where their numbers were made: Park & Kim's mean over the cells of the Hendrycks
+    # corruptions (ImageNet-C, CIFAR-C), Paul & Chen's severity-5 figures of ImageNet-C (the benchmark normalised by
+    # AlexNet); other corruption benchmarks (C-bar, 3DCC) get the plain quantity.
+    benchmark = BENCHMARKS.get(bench) if bench in BENCHMARKS else None
+    hendrycks = benchmark is not None and tuple(benchmark.corruptions) == tuple(ALL_CORRUPTIONS)
+    park_kim = " — Park & Kim" if hendrycks else ""
+    paul_chen = " — Paul & Chen Fig. {}" if hendrycks and benchmark.alexnet_baseline else ""
     rows: list[Row] = [
         ("mCE (%, AlexNet-normalised: alexnet-15)", percent_at("mce")),
         (
