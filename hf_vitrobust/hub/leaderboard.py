@@ -64,10 +64,21 @@ LEADERBOARD_COLUMNS = (
     "commit",
 )
 #: The model-index metric types (`analysis.kinds.CardRow.type`, an entry's task id's second part) where a smaller
-#: number is the better one: errors, flip rates, distances, the FPR, and ImageNet-9's BG-gap (a smaller gap between
-#: backgrounds of the same class and of random classes is less reliance on the background).
+#: number is the better one: errors (mCE, ImageNet-C-bar's mean error), flip rates, distances, the FPR, and
+#: ImageNet-9's BG-gap (a smaller gap between backgrounds of the same class and of random classes is less reliance
+#: on the background).
 LOWER_IS_BETTER = frozenset(
-    {"mce", "relative_mce", "mfr", "flip_probability", "top_5_distance", "fpr_at_95_tpr", "ece", "bg_gap"}
+    {
+        "mce",
+        "relative_mce",
+        "mean_error",
+        "mfr",
+        "flip_probability",
+        "top_5_distance",
+        "fpr_at_95_tpr",
+        "ece",
+        "bg_gap",
+    }
 )
 RESULTS_PATTERN = "results/*/results.json"
 #: The `source` of the results shipped with the Space itself.
