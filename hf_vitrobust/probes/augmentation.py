@@ -93,11 +93,16 @@ def check_augmentation(recipe: str | None) -> str | None:
     raise ValueError(f"augmentation must be None or one of {list(TRAINING_AUGMENTATIONS)}, got {recipe!r}.")
 
 
-def soft_target_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Mean over the batch of -sum_c t_c log softmax(z)_c: the NLL of mixed, smoothed targets (timm's
-    `SoftTargetCrossEntropy`, Park & Kim's loss under Mixup)."""
+def soft_target_cross_entropy(
+    logits: torch.Tensor, targets: torch.Tensor, reduction: str = "mean"
+) -> torch.Tensor:
+    """Mean over the batch (reduction "mean"; "none": per image) of -sum_c t_c log softmax(z)_c: the NLL of mixed,
+    smoothed targets (timm's `SoftTargetCrossEntropy`, Park & Kim's loss under Mixup)."""
+    if reduction not in ("mean", "none"):
+        raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}.")
     logits = logits if logits.dtype in (torch.float32, torch.float64) else logits.float()
-    return torch.sum(-targets.to(logits.dtype) * F.log_softmax(logits, dim=-1), dim=-1).mean()
+    per_image = torch.sum(-targets.to(logits.dtype) * F.log_softmax(logits, dim=-1), dim=-1)
+    return per_image.mean() if reduction == "mean" else per_image
 
 
 @contextmanager

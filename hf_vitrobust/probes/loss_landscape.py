@@ -69,6 +69,7 @@ from .base import (
     check_batch_size,
     check_seed,
     eval_mode,
+    json_safe,
     new_axes,
     prepare_inputs,
 )
@@ -87,6 +88,7 @@ from .loss_landscape_metrics import (
     merge_origin,
     origin_batch_statistics,
     origin_value,
+    unit_standard_error,
 )
 from .param_checks import (
     non_negative_number,
@@ -134,6 +136,8 @@ class LossLandscapeResult(ProbeResult):
     loss_average, batch_size: the settings (see `loss_landscape`). origin: at the grid point x = y = 0 (None where
     the grid has none), the per-batch counts and sums of Park & Kim's other metrics (top-5, ECE, Brier, confusion
     matrices: `loss_landscape_metrics`); origin_l1: the sum of the parameter tensors' L1 norms there.
+    nll_square_sum: (ny, nx) the sum over the averaging units (images, or batches' means) of their squared NLL,
+    from which the merged probe's `loss_standard_error` is computed.
     """
 
     x: torch.Tensor
@@ -152,10 +156,24 @@ class LossLandscapeResult(ProbeResult):
     batch_size: int | None = None
     origin: dict[str, torch.Tensor] | None = None
     origin_l1: float | None = None
+    nll_square_sum: torch.Tensor | None = None
 
     @classmethod
     def probe_name(cls) -> str:
         return "loss_landscape"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as the runner's merge writes it: the origin's per-batch statistics summed with their jackknife
+        standard errors, and the loss's standard error instead of the squares it is computed from."""
+        data = super().to_dict()
+        data.pop("nll_square_sum")
+        data["origin"] = None if self.origin is None else json_safe(merge_origin([self.origin]))
+        batches = math.ceil(self.num_images / self.batch_size) if self.batch_size else self.num_images
+        units = batches if self.loss_average == "batches" else self.num_images
+        squares = [None if self.nll_square_sum is None else self.nll_square_sum]
+        nll = self.loss - self.weight_decay * (self.l2 if self.l2 is not None else 0.0)
+        data["loss_standard_error"] = json_safe(unit_standard_error(squares, nll.double(), units))
+        return data
 
     def plot(self, ax: Axes | None = None) -> Axes:
         """Contour plot of the loss surface (`draw_loss_landscape`, the report's panel; Park & Kim Fig. 1 left,
@@ -281,23 +299,28 @@ def loss_landscape(
         state: dict[str, torch.Tensor],
         data: list,
         origin: list | None = None,
-    ) -> tuple[float, float, float]:
+    ) -> tuple[float, float, float, float]:
         total_loss = torch.zeros((), dtype=torch.float64, device=inputs.pixels.device)
+        # The sum of squares of the NLL of each averaging unit (an image, or a batch's mean): with the number of
+        # units and the mean, the standard error of the mean, summed over chunks whatever their split.
+        total_square = torch.zeros((), dtype=torch.float64, device=inputs.pixels.device)
         correct = torch.zeros((), dtype=torch.int64, device=inputs.pixels.device)
         for pixels, target in data:
             logits = functional_call(classifier, (values, state), (pixels,), strict=False).float()
             if target.ndim == 1:
-                reduction = "sum" if loss_average == "images" else "mean"
-                total_loss += F.cross_entropy(logits, target, reduction=reduction).double()
+                per_image = F.cross_entropy(logits, target, reduction="none").double()
                 hard = target
             else:
-                batch_loss = soft_target_cross_entropy(logits, target).double()
-                total_loss += batch_loss * len(target) if loss_average == "images" else batch_loss
+                per_image = soft_target_cross_entropy(logits, target, reduction="none").double()
                 hard = target.argmax(-1)
+            unit_losses = per_image if loss_average == "images" else per_image.mean().reshape(1)
+            total_loss += unit_losses.sum()
+            total_square += unit_losses.pow(2).sum()
             correct += (logits.argmax(-1) == hard).sum()
             if origin is not None:
                 origin.append(origin_batch_statistics(logits, hard))
         loss = float(total_loss) / (len(inputs) if loss_average == "images" else len(data))
+        nll_square_sum = float(total_square)
         squared_or_norms = l2_of(values)
         if l2_term == "half-squared":
             if weight_decay:
@@ -306,7 +329,7 @@ def loss_landscape(
         else:
             l2 = squared_or_norms
             loss += weight_decay * l2
-        return loss, float(correct) / len(inputs), l2
+        return loss, float(correct) / len(inputs), l2, nll_square_sum
 
     def moved(
         tensor: torch.Tensor, dx: torch.Tensor, dy: torch.Tensor, step_x: float, step_y: float
@@ -319,11 +342,12 @@ def loss_landscape(
     loss_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
     accuracy_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
     l2_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
+    square_grid = torch.empty(len(ys), len(xs), dtype=torch.float64)
     origin: list[dict[str, torch.Tensor]] | None = None
     origin_l1 = None
     with eval_mode(classifier):
         center_data = fixed if fixed is not None else batches("center")
-        center_loss, _, _ = evaluate(params, buffers, center_data)
+        center_loss, *_ = evaluate(params, buffers, center_data)
         for i, step_y in enumerate(ys.tolist()):
             for j, step_x in enumerate(xs.tolist()):
                 values = {
@@ -339,7 +363,7 @@ def loss_landscape(
                     origin = []
                     origin_l1 = float(sum(torch.linalg.vector_norm(v.double(), 1) for v in values.values()))
                 point = evaluate(values, state, data, origin if at_origin else None)
-                loss_grid[i, j], accuracy_grid[i, j], l2_grid[i, j] = point
+                loss_grid[i, j], accuracy_grid[i, j], l2_grid[i, j], square_grid[i, j] = point
     return LossLandscapeResult(
         x=xs,
         y=ys,
@@ -357,6 +381,7 @@ def loss_landscape(
         batch_size=batch_size,
         origin=None if origin is None else concatenate_batches(origin),
         origin_l1=origin_l1,
+        nll_square_sum=square_grid,
     )
 
 
@@ -388,6 +413,7 @@ def _partial(classifier: Classifier, inputs: ProbeInputs, seed: int, params: dic
         "num_batches": math.ceil(len(inputs) / result.batch_size),
         "origin": result.origin,
         "origin_l1": result.origin_l1,
+        "nll_square_sum": result.nll_square_sum.cpu(),
     }
 
 
@@ -405,6 +431,7 @@ def _merge(partials: list) -> dict:
         "batch_size": None,
         "origin": None,
         "origin_l1": None,
+        "nll_square_sum": None,
     }
     partials = [{**defaults, **partial} for partial in partials]
     loss_average = same_setting(partials, "loss_average")
@@ -416,9 +443,11 @@ def _merge(partials: list) -> dict:
     else:
         loss, center_loss = weighted_mean(partials, "loss"), float(weighted_mean(partials, "center_loss"))
     has_l2 = all(p["l2"] is not None for p in partials)
-    weights = [float(p["num_batches"] if loss_average == "batches" else p["num_images"]) for p in partials]
+    units = sum(int(p["num_batches"] if loss_average == "batches" else p["num_images"]) for p in partials)
+    l2 = weighted_mean(partials, "l2") if has_l2 else None
+    nll = loss if l2 is None else loss - float(same_setting(partials, "weight_decay")) * torch.as_tensor(l2)
     return {
-        "loss_standard_error": _cluster_standard_error([p["loss"] for p in partials], weights, loss),
+        "loss_standard_error": unit_standard_error([p["nll_square_sum"] for p in partials], nll, units),
         "x": same_setting(partials, "x"),
         "y": same_setting(partials, "y"),
         "loss": loss,
@@ -426,7 +455,7 @@ def _merge(partials: list) -> dict:
         "center_loss": center_loss,
         "weight_decay": same_setting(partials, "weight_decay"),
         "num_images": total_images(partials),
-        "l2": weighted_mean(partials, "l2") if has_l2 else None,
+        "l2": l2,
         "normalization": same_setting(partials, "normalization"),
         "l2_term": same_setting(partials, "l2_term"),
         "augmentation": same_setting(partials, "augmentation"),
@@ -436,21 +465,6 @@ def _merge(partials: list) -> dict:
         "origin": merge_origin([p["origin"] for p in partials]),
         "origin_l1": same_setting(partials, "origin_l1"),
     }
-
-
-def _cluster_standard_error(
-    values: Sequence[Any], weights: Sequence[float], mean: torch.Tensor
-) -> torch.Tensor | None:
-    """Per grid point, the standard error of the weighted mean of the chunks' losses, each chunk one cluster
-    (k / (k - 1) sum_i w_i^2 (L_i - mean)^2 / (sum_i w_i)^2): with the runner's chunks of one mini-batch, the spread
-    of the batch means that the augmentation draws and the images give. None with fewer than two chunks."""
-    if len(values) < 2:
-        return None
-    stacked = torch.stack([torch.as_tensor(v, dtype=torch.float64) for v in values])
-    w = torch.as_tensor(weights, dtype=torch.float64).reshape(-1, *([1] * (stacked.ndim - 1)))
-    k = len(values)
-    variance = k / (k - 1) * (w.pow(2) * (stacked - mean).pow(2)).sum(0) / w.sum().pow(2)
-    return variance.sqrt()
 
 
 #: The published metrics of a grid point: Park & Kim's "loss" (NLL + wd x l2, what their notebook plots), NLL, top-1

@@ -221,6 +221,19 @@ def jackknife_standard_errors(per_batch: Mapping[str, Any]) -> dict[str, float] 
     return out
 
 
+def unit_standard_error(squares: Sequence[Any], nll: torch.Tensor, units: int) -> torch.Tensor | None:
+    """Per grid point of a loss landscape, the standard error of the mean NLL `nll` over its `units` averaging units
+    (images, or Park & Kim's batch means: the spread their random augmentation and images give): sqrt(s^2 / n), the
+    sample variance s^2 from `squares`, each chunk's per-point sum of its units' squared NLL, so any split into chunks
+    or processes gives the same. The L2 term is constant at a point and adds no spread. None with fewer than two
+    units, or a chunk that recorded no squares."""
+    if units < 2 or any(part is None for part in squares):
+        return None
+    square = sum(torch.as_tensor(part, dtype=torch.float64) for part in squares)
+    variance = (square - units * nll.pow(2)).clamp(min=0.0) / (units - 1)
+    return (variance / units).sqrt()
+
+
 def merge_origin(parts: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
     """The merged origin of a loss landscape's chunks: the number of batches, the summed statistics and each
     metric's jackknife standard error over the batches; None when a chunk recorded no origin."""
@@ -271,4 +284,5 @@ __all__ = [
     "origin_metrics",
     "origin_totals",
     "origin_value",
+    "unit_standard_error",
 ]

@@ -33,7 +33,8 @@ SETTINGS = {
     "cka": ({"minibatch_size": 4}, 4),
     "frequency_noise": ({"frequencies": [0.1, 0.5, 0.9], "epsilon": 5.0}, 4),
     "lesion": ({}, 4),
-    "loss_landscape": ({"resolution": 3, "weight_decay": 0.01}, 4),
+    # A chunk is one mini-batch in a run (the spec's chunk_param), as here: the origin's statistics are per batch.
+    "loss_landscape": ({"resolution": 3, "weight_decay": 0.01, "batch_size": 4}, 4),
 }
 # Keys of the probe's to_dict() that the merged dict leaves out on purpose (too large for results.json).
 OMITTED = {"deepfool": {"perturbations"}, "attention": {"image"}, "gradcam": {"image"}}

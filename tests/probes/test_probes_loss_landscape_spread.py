@@ -1,5 +1,5 @@
-"""The loss landscape's per-point standard error over its chunks (one mini-batch each in a run), which gives Park &
-Kim's origin loss and NLL their sampling interval (`analysis.published_vs_ours`), and the published metrics a grid
+"""The loss landscape's per-point standard error over its averaging units (Park & Kim's mini-batches; one per chunk in
+a run, but any split gives the same), which gives Park & Kim's origin loss and NLL their sampling interval (`analysis.published_vs_ours`), and the published metrics a grid
 point holds."""
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ from hf_vitrobust.probes.loss_landscape import SPEC
 
 
 def _partial(loss: float, num_images: int = 96) -> dict:
+    """One chunk of one mini-batch (loss_average "batches"): its grid of NLL + 0.05 x l2 and its NLL's square."""
     grid = [[loss, loss + 1.0]]
+    nll = np.asarray(grid) - 0.05 * np.asarray([[700.0, 710.0]])
     return {
+        "nll_square_sum": (nll**2).tolist(),
         "x": [0.0, 0.1],
         "y": [0.0],
         "loss": grid,
@@ -32,8 +35,8 @@ def _partial(loss: float, num_images: int = 96) -> dict:
 
 
 def test_batch_means_give_the_standard_error_of_their_mean():
-    """Chunks of one mini-batch: the standard error is the sample standard deviation of the batch means over the
-    square root of their count (numpy's), at every grid point; one chunk has none."""
+    """The standard error is the sample standard deviation of the batch means over the square root of their count
+    (numpy's), at every grid point; one batch has none."""
     losses = [36.0, 37.5, 36.9, 38.1]
     merged = SPEC.merge_fn([_partial(v) for v in losses])
     expected = np.std(losses, ddof=1) / np.sqrt(len(losses))
