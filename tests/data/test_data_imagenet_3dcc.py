@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from benchmark_runs import block_jpeg, corruption_release
 from PIL import Image
-from probe_models import save_vit_folder, tiny_vit_model
 
 from hf_vitrobust.data import get_benchmark, load_benchmark
 from hf_vitrobust.data.image_lists import image_list
@@ -34,40 +34,12 @@ RELEASE_CORRUPTIONS = {
 CELLS = [(c, s) for c in ("fog_3d", "near_focus") for s in (1, 3)]
 
 
-def _jpeg(seed: int) -> bytes:
-    rng = np.random.default_rng(seed)
-    array = np.repeat(np.repeat(rng.integers(0, 256, (2, 2, 3), dtype=np.uint8), 8, axis=0), 8, axis=1)
-    buffer = io.BytesIO()
-    Image.fromarray(array).save(buffer, "JPEG", quality=95)
-    return buffer.getvalue()
-
-
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> dict:
     """A tiny ViT and a 2 x 2-cell ImageNet-3DCC folder: per cell three images, filed under the model's own argmax
-    class (right) or under another class (wrong); cell k holds k % 3 wrong ones, so the cells differ."""
+    class (right) or another class (wrong); cell k holds k % 3 wrong ones, so the cells differ."""
     root = tmp_path_factory.mktemp("3dcc")
-    model = tiny_vit_model(patch_size=8, num_labels=1000, seed=5)
-    with torch.no_grad():
-        model.classifier.weight.mul_(20.0)
-    save_vit_folder(root / "vit", model)
-    images = [_jpeg(seed) for seed in range(6)]
-    classifier = load_classifier(str(root / "vit"))
-    with torch.no_grad():
-        pixels = classifier.preprocess([Image.open(io.BytesIO(b)).convert("RGB") for b in images])
-        argmax = classifier(pixels).argmax(1).tolist()
-    folder = root / "ImageNet-3DCC"
-    for cell, (corruption, severity) in enumerate(CELLS):
-        for k in range(3):
-            image = (cell + k) % len(images)
-            wrong = k < cell % 3
-            wnid = IMAGENET_WNIDS[(argmax[image] + 7) % 1000 if wrong else argmax[image]]
-            path = (
-                folder / corruption / str(severity) / wnid / f"ILSVRC2012_val_{100 * cell + k + 1:08d}.JPEG"
-            )
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(images[image])
-    return {"root": root, "model": str(root / "vit"), "folder": str(folder)}
+    return corruption_release(root, "ImageNet-3DCC", CELLS, model_seed=5, wrong_offset=7)
 
 
 def test_the_benchmark_has_the_release_corruptions_and_severities():
@@ -159,7 +131,7 @@ def test_a_bad_corruption_or_severity_is_refused_with_the_valid_ones(release, op
 
 def test_a_folder_of_imagenet_c_corruptions_is_refused_with_the_3dcc_names(tmp_path):
     (tmp_path / "fog" / "1" / "n01440764").mkdir(parents=True)
-    (tmp_path / "fog" / "1" / "n01440764" / "a.JPEG").write_bytes(_jpeg(0))
+    (tmp_path / "fog" / "1" / "n01440764" / "a.JPEG").write_bytes(block_jpeg(0))
     with pytest.raises(ValueError, match="'fog' is not a corruption of this benchmark; known: near_focus"):
         list(load_benchmark("imagenet-3dcc", str(tmp_path)).samples())
 
@@ -178,7 +150,7 @@ def test_robustbench_5000_scores_its_listed_images_with_its_3dcc_columns(tmp_pat
     another class's, so wrong) and one unlisted file of the argmax class: only the listed ones are scored, and
     RobustBench's corruptions_acc_3d and corruptions_mce_3d are recomputed here from the predictions."""
     classifier = load_classifier(release["model"])
-    images = [_jpeg(seed) for seed in range(6)]
+    images = [block_jpeg(seed) for seed in range(6)]
     with torch.no_grad():
         pixels = classifier.preprocess([Image.open(io.BytesIO(b)).convert("RGB") for b in images])
         argmax = classifier(pixels).argmax(1).tolist()

@@ -5,16 +5,13 @@ headline mean error and the per-corruption errors recomputed here from the store
 test_c_bar.py computes them; generated on the fly (the same images whatever the batch size); bad names and
 severities refused with the valid ones."""
 
-import io
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 import torch
 import yaml
-from PIL import Image
-from probe_models import save_vit_folder, tiny_vit_model
+from benchmark_runs import block_jpeg, corruption_release
 
 from hf_vitrobust.corruptions.c_bar import corrupt_c_bar
 from hf_vitrobust.corruptions.export import resize_and_crop, stable_sample_index
@@ -24,7 +21,6 @@ from hf_vitrobust.data.generated import GeneratedSource
 from hf_vitrobust.evaluation.config import EvaluationConfig
 from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.hub.card_results import eval_results
-from hf_vitrobust.models import load_classifier
 from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
 from hf_vitrobust.report.document import render_markdown
 
@@ -36,40 +32,12 @@ RELEASE_CORRUPTIONS = {
 CELLS = [(c, s) for c in ("sparkles", "plasma_noise") for s in (2, 5)]
 
 
-def _jpeg(seed: int) -> bytes:
-    rng = np.random.default_rng(seed)
-    array = np.repeat(np.repeat(rng.integers(0, 256, (2, 2, 3), dtype=np.uint8), 8, axis=0), 8, axis=1)
-    buffer = io.BytesIO()
-    Image.fromarray(array).save(buffer, "JPEG", quality=95)
-    return buffer.getvalue()
-
-
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> dict:
     """A tiny ViT and a 2 x 2-cell ImageNet-C-bar folder: per cell three images, filed under the model's own argmax
-    class (right) or another class (wrong); cell k holds k % 3 wrong ones, so the cells and corruptions differ."""
+    class (right) or another class (wrong); cell k holds k % 3 wrong ones, so the cells differ."""
     root = tmp_path_factory.mktemp("c_bar")
-    model = tiny_vit_model(patch_size=8, num_labels=1000, seed=6)
-    with torch.no_grad():
-        model.classifier.weight.mul_(20.0)
-    save_vit_folder(root / "vit", model)
-    images = [_jpeg(seed) for seed in range(6)]
-    classifier = load_classifier(str(root / "vit"))
-    with torch.no_grad():
-        pixels = classifier.preprocess([Image.open(io.BytesIO(b)).convert("RGB") for b in images])
-        argmax = classifier(pixels).argmax(1).tolist()
-    folder = root / "imagenet-c-bar"
-    for cell, (corruption, severity) in enumerate(CELLS):
-        for k in range(3):
-            image = (cell + k) % len(images)
-            wrong = k < cell % 3
-            wnid = IMAGENET_WNIDS[(argmax[image] + 11) % 1000 if wrong else argmax[image]]
-            path = (
-                folder / corruption / str(severity) / wnid / f"ILSVRC2012_val_{100 * cell + k + 1:08d}.JPEG"
-            )
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(images[image])
-    return {"root": root, "model": str(root / "vit"), "folder": str(folder)}
+    return corruption_release(root, "imagenet-c-bar", CELLS, model_seed=6, wrong_offset=11)
 
 
 def test_the_benchmark_has_the_release_corruptions_severities_and_size():
@@ -147,7 +115,7 @@ def test_generated_images_do_not_depend_on_the_batch_size():
 def test_load_benchmark_generates_it_and_refuses_bad_names_and_severities(tmp_path):
     for k, wnid in enumerate(IMAGENET_WNIDS[:2]):  # a clean imagenet-val folder of two images
         (tmp_path / wnid).mkdir()
-        (tmp_path / wnid / f"ILSVRC2012_val_{k + 1:08d}.JPEG").write_bytes(_jpeg(k))
+        (tmp_path / wnid / f"ILSVRC2012_val_{k + 1:08d}.JPEG").write_bytes(block_jpeg(k))
     source = load_benchmark(
         "imagenet-c-bar", f"generated:{tmp_path}", corruptions=["sparkles"], severities=[1]
     )
@@ -175,7 +143,9 @@ def test_the_generator_output_folders_named_by_parameter_are_read_as_severities(
         ("sparkles", "2"),
     ):
         (root / corruption / level / IMAGENET_WNIDS[3]).mkdir(parents=True)
-        (root / corruption / level / IMAGENET_WNIDS[3] / "ILSVRC2012_val_00000001.JPEG").write_bytes(_jpeg(0))
+        (root / corruption / level / IMAGENET_WNIDS[3] / "ILSVRC2012_val_00000001.JPEG").write_bytes(
+            block_jpeg(0)
+        )
     samples = list(load_benchmark("imagenet-c-bar", str(root)).samples())
     cells = [(s.metadata["corruption"], s.metadata["severity"]) for s in samples]
     assert cells == [("caustic_refraction", 1), ("caustic_refraction", 5), ("sparkles", 2)]
