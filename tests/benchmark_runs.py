@@ -7,6 +7,7 @@ wrong."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +25,23 @@ from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
 
 
 def evaluate_benchmark(
-    output: Path, model: Any, benchmark: str, entry: dict[str, Any], **config: Any
+    output: Path,
+    model: Any,
+    benchmark: str,
+    entry: dict[str, Any],
+    suite_settings: dict[str, Any] | None = None,
+    **config: Any,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """Run `model` on a one-benchmark suite (`entry`: the suite's entry for `benchmark`, e.g. its source and
-    options) into `output`/run; return the results and the model's predictions parquet for the benchmark."""
+    options; `suite_settings`: other suite keys such as batch_size) into `output`/run; return the results (as
+    results.json holds them) and the model's predictions parquet for the benchmark."""
     output.mkdir(parents=True, exist_ok=True)
     suite = output / "suite.yaml"
-    suite.write_text(yaml.safe_dump({"name": f"{benchmark}-only", "benchmarks": {benchmark: entry}}))
+    document = {"name": f"{benchmark}-only", **(suite_settings or {}), "benchmarks": {benchmark: entry}}
+    suite.write_text(yaml.safe_dump(document))
     settings = {"output": output / "run", "progress": False, **config}
-    results = evaluate(EvaluationConfig(models=[model], suite=str(suite), **settings))
+    evaluate(EvaluationConfig(models=[model], suite=str(suite), **settings))
+    results = json.loads((output / "run" / "results.json").read_text())
     key = results["models"][0]["key"]
     return results, pd.read_parquet(output / "run" / "predictions" / key / f"{benchmark}.parquet")
 

@@ -167,6 +167,21 @@ def published_row(**changes: Any) -> PublishedNumber:
     return dataclasses.replace(row, **changes)
 
 
+#: Park & Kim's loss-landscape protocol as their published rows' protocol column states it (losslandscape.ipynb on
+#: CIFAR-100 with their training augmentation), as the loss_landscape probe takes it.
+PARK_KIM_LANDSCAPE_PARAMS = {
+    "augmentation": "park-kim-cifar100",
+    "augmentation_draw": "per-point",
+    "batch_size": 96,
+    "exclude": ["pos_embed", "relative_position"],
+    "l2_term": "park-kim",
+    "loss_average": "batches",
+    "normalization": "park-kim",
+    "resolution": 21,
+    "weight_decay": 0.05,
+}
+
+
 def occlusion_probe(correct_by_ratio: Mapping[float, int], num_images: int = 1000) -> dict[str, Any]:
     """The occlusion probe's record of a run on Paul & Chen's published image list (the notebooks' one-hole Cutout):
     `correct_by_ratio` maps each masked ratio to the number of the `num_images` images right at it."""
@@ -184,4 +199,12 @@ def occlusion_probe(correct_by_ratio: Mapping[float, int], num_images: int = 100
     }
 
 
-__all__ = ["Model", "accuracy_frame", "cell_frame", "occlusion_probe", "published_row", "write_run"]
+__all__ = [
+    "PARK_KIM_LANDSCAPE_PARAMS",
+    "Model",
+    "accuracy_frame",
+    "cell_frame",
+    "occlusion_probe",
+    "published_row",
+    "write_run",
+]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from reproduction_runs import Model, accuracy_frame, published_row, write_run
+from reproduction_runs import PARK_KIM_LANDSCAPE_PARAMS, Model, accuracy_frame, published_row, write_run
 from scipy.stats import binomtest, norm
 
 from hf_vitrobust.analysis.published import published_numbers
@@ -25,17 +25,7 @@ from hf_vitrobust.probes.loss_landscape_metrics import (
 
 SETTINGS = UncertaintySettings(confidence_level=0.95, num_resamples=200, seed=0)
 SPEC = "https://github.com/xxxnell/how-do-vits-work-storage/releases/download/v0.1/vit_ti_cifar100_9857b21357.pth.tar"
-PARAMS = {
-    "augmentation": "park-kim-cifar100",
-    "augmentation_draw": "per-point",
-    "batch_size": 96,
-    "exclude": ["pos_embed", "relative_position"],
-    "l2_term": "park-kim",
-    "loss_average": "batches",
-    "normalization": "park-kim",
-    "resolution": 21,
-    "weight_decay": 0.05,
-}
+PARAMS = PARK_KIM_LANDSCAPE_PARAMS
 BATCHES, BATCH_SIZE, NUM_CLASSES = 52, 96, 100  # their 4,992 draws
 L1 = 130782.3359375
 STEPS = np.round(np.linspace(-1.0, 1.0, 21), 10)

@@ -8,7 +8,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from reproduction_runs import Model, accuracy_frame, published_row, write_run
+from reproduction_runs import PARK_KIM_LANDSCAPE_PARAMS, Model, accuracy_frame, published_row, write_run
 from scipy.stats import binomtest, norm
 
 import hf_vitrobust.analysis.published_vs_ours as published_vs_ours
@@ -25,17 +25,7 @@ PROTOCOL = (
     "augmentation=park-kim-cifar100;augmentation_draw=per-point;batch_size=96;exclude=pos_embed,relative_position;"
     "l2_term=park-kim;loss_average=batches;normalization=park-kim;resolution=21;weight_decay=0.05"
 )
-PARAMS = {
-    "augmentation": "park-kim-cifar100",
-    "augmentation_draw": "per-point",
-    "batch_size": 96,
-    "exclude": ["pos_embed", "relative_position"],
-    "l2_term": "park-kim",
-    "loss_average": "batches",
-    "normalization": "park-kim",
-    "resolution": 21,
-    "weight_decay": 0.05,
-}
+PARAMS = PARK_KIM_LANDSCAPE_PARAMS
 N = 4992
 STEPS = np.round(np.linspace(-1.0, 1.0, 21), 10)
 CORRECT = 3286  # 65.8253 %, the published ViT-Ti origin's count of 4,992

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from benchmark_runs import block_jpeg, corruption_release
+from benchmark_runs import block_jpeg, corruption_release, evaluate_benchmark
 from PIL import Image
 
 from hf_vitrobust.data import get_benchmark, load_benchmark
@@ -52,20 +52,11 @@ def test_the_benchmark_has_the_release_corruptions_and_severities():
 
 
 def test_evaluate_scores_the_release_folder_with_the_mean_top1_recomputed(release):
-    suite = release["root"] / "suite.yaml"
     entry = {"source": release["folder"], "corruptions": ["fog_3d", "near_focus"], "severities": [1, 3]}
-    suite.write_text(
-        yaml.safe_dump({"name": "3dcc", "batch_size": 8, "benchmarks": {"imagenet-3dcc": entry}})
+    results, frame = evaluate_benchmark(
+        release["root"] / "e2e", release["model"], "imagenet-3dcc", entry, {"batch_size": 8}, report=False
     )
-    output = release["root"] / "run"
-    evaluate(
-        EvaluationConfig(
-            models=[release["model"]], suite=str(suite), output=output, progress=False, report=False
-        )
-    )
-    results = json.loads((output / "results.json").read_text())
-    [key] = [path.name for path in (output / "predictions").iterdir()]
-    frame = pd.read_parquet(output / "predictions" / key / "imagenet-3dcc.parquet")
+    key = results["models"][0]["key"]
     assert len(frame) == 12
     # Labels: the ImageNet-1k index of each file's wnid folder.
     wnids = frame["sample_id"].astype(str).str.split("/").str[2]

@@ -5,21 +5,16 @@ headline mean error and the per-corruption errors recomputed here from the store
 test_c_bar.py computes them; generated on the fly (the same images whatever the batch size); bad names and
 severities refused with the valid ones."""
 
-import json
-
 import pandas as pd
 import pytest
 import torch
-import yaml
-from benchmark_runs import block_jpeg, corruption_release
+from benchmark_runs import block_jpeg, corruption_release, evaluate_benchmark
 
 from hf_vitrobust.corruptions.c_bar import corrupt_c_bar
 from hf_vitrobust.corruptions.export import resize_and_crop, stable_sample_index
 from hf_vitrobust.data import get_benchmark, load_benchmark
 from hf_vitrobust.data.c_bar_generated import CBarRecipe
 from hf_vitrobust.data.generated import GeneratedSource
-from hf_vitrobust.evaluation.config import EvaluationConfig
-from hf_vitrobust.evaluation.runner import evaluate
 from hf_vitrobust.hub.card_results import eval_results
 from hf_vitrobust.models.imagenet import IMAGENET_WNIDS
 from hf_vitrobust.report.document import render_markdown
@@ -50,20 +45,11 @@ def test_the_benchmark_has_the_release_corruptions_severities_and_size():
 
 
 def test_evaluate_scores_the_release_folder_with_the_mean_error_recomputed(release):
-    suite = release["root"] / "suite.yaml"
     entry = {"source": release["folder"], "corruptions": ["sparkles", "plasma_noise"], "severities": [2, 5]}
-    suite.write_text(
-        yaml.safe_dump({"name": "c-bar", "batch_size": 8, "benchmarks": {"imagenet-c-bar": entry}})
+    results, frame = evaluate_benchmark(
+        release["root"] / "e2e", release["model"], "imagenet-c-bar", entry, {"batch_size": 8}, report=False
     )
-    output = release["root"] / "run"
-    evaluate(
-        EvaluationConfig(
-            models=[release["model"]], suite=str(suite), output=output, progress=False, report=False
-        )
-    )
-    results = json.loads((output / "results.json").read_text())
-    [key] = [path.name for path in (output / "predictions").iterdir()]
-    frame = pd.read_parquet(output / "predictions" / key / "imagenet-c-bar.parquet")
+    key = results["models"][0]["key"]
     assert len(frame) == 12
     wnids = frame["sample_id"].astype(str).str.split("/").str[2]
     assert (frame["label"].to_numpy() == [IMAGENET_WNIDS.index(w) for w in wnids]).all()
