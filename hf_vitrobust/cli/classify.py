@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..constants import DEFAULT_MODEL
-from .common import CLIError
+from .common import MODEL_SPEC_HELP, CLIError
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     classify.add_argument(
         "--model",
         default=DEFAULT_MODEL,
-        help=f"a transformers folder or Hub id, timm/<name>, or builtin:<name> (default: {DEFAULT_MODEL})",
+        help=f"{MODEL_SPEC_HELP} (default: {DEFAULT_MODEL})",
     )
     classify.add_argument("--top-k", type=int, default=5, help="number of classes to show (default: 5)")
     classify.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda (default: cpu)")

@@ -19,6 +19,12 @@ from typing import Any
 #: The precisions `accelerate launch --mixed_precision X` (or an accelerate config) can ask a run for, by putting X in
 #: the environment as ACCELERATE_MIXED_PRECISION; "no", the launcher's default, leaves the precision to the run.
 LAUNCHER_PRECISIONS = ("bf16", "fp16")
+#: What --model (and --vit/--cnn) accept: every form `models.load_classifier` reads.
+MODEL_SPEC_HELP = (
+    "a transformers folder or Hub id, timm/<name> (or timm/local-dir:<folder>, timm/hf-hub:<org/name>), "
+    "builtin:<name>, or one of Park & Kim's CIFAR-100 checkpoints (its release URL, a file named as released, "
+    "park-kim:<resnet-50|vit-ti|pit-ti|swin-ti>[:<path>])"
+)
 
 
 class CLIError(Exception):

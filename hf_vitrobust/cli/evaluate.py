@@ -14,6 +14,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from .common import (
+    MODEL_SPEC_HELP,
     CLIError,
     add_plan_arguments,
     add_report_arguments,
@@ -51,8 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--model",
         action="append",
         metavar="SPEC",
-        help="a transformers folder or Hub id, timm/<name>, or builtin:<name>; repeat for several models "
-        f"(default: the suite's models, else {DEFAULT_MODEL})",
+        help=f"{MODEL_SPEC_HELP}; repeat for several models (default: the suite's models, else {DEFAULT_MODEL})",
     )
     others = ", ".join(name for name in SUITE_NAMES if name != defaults.suite)
     evaluate.add_argument(

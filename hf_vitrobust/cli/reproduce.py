@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from .common import (
+    MODEL_SPEC_HELP,
     CLIError,
     add_plan_arguments,
     add_report_arguments,
@@ -48,8 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="VIT_KEY/CNN_KEY: a named pair of the paper's suite (--list-pairs), or any two model keys of the "
         f"published table with --vit and --cnn (default: {default_pairs})",
     )
-    reproduce.add_argument("--vit", metavar="SPEC", help="the ViT's spec, over the pair's")
-    reproduce.add_argument("--cnn", metavar="SPEC", help="the CNN's spec, over the pair's")
+    reproduce.add_argument(
+        "--vit", metavar="SPEC", help=f"the ViT's spec, over the pair's: {MODEL_SPEC_HELP}"
+    )
+    reproduce.add_argument("--cnn", metavar="SPEC", help="the CNN's spec, over the pair's (the same forms)")
     reproduce.add_argument(
         "--stand-in",
         metavar="SPEC",
