@@ -55,9 +55,11 @@ from ..metrics.intervals import (
     holm_adjust,
     samples_needed,
 )
+from ..metrics.robustbench import robustbench_alexnet_accuracies, robustbench_estimators
 from .headlines import (
     AUPR,
     BG_GAP,
+    CORRUPTIONS_ACCURACY,
     ECE,
     MCE,
     MEAN_ERROR,
@@ -70,7 +72,14 @@ from .headlines import (
 )
 from .image_identity import images_differ
 from .prediction_source import Predictions, PredictionsFile, as_predictions
-from .protocols import CLASS_MASK_PROTOCOLS, LABELS_PROTOCOLS, MCE_PROTOCOLS, default_protocol, protocol_parts
+from .protocols import (
+    CLASS_MASK_PROTOCOLS,
+    IMAGE_LIST_PROTOCOLS,
+    LABELS_PROTOCOLS,
+    MCE_PROTOCOLS,
+    default_protocol,
+    protocol_parts,
+)
 
 #: The default target half-width of "samples needed", in the headline's own units (points for percentages).
 DEFAULT_TARGET_HALF_WIDTH = 1.0
@@ -298,6 +307,11 @@ def corruption_headlines(
             out[headline_name(name, RELATIVE_MCE)] = estimators["relative_mce"]
     if "severity5_top1" in estimators:
         out[headline_name(name, SEVERITY5_TOP1)] = estimators["severity5_top1"]
+    if benchmark.robustbench_alexnet and protocol.get("image_list") == "robustbench-5000":
+        found = robustbench_estimators(table, robustbench_alexnet_accuracies(benchmark.robustbench_alexnet))
+        if found:  # RobustBench's leaderboard columns, named apart as their headlines are
+            out[headline_name(name, CORRUPTIONS_ACCURACY, "robustbench-5000")] = found["corruptions_acc"]
+            out[headline_name(name, MCE, "robustbench AlexNet")] = found["corruptions_mce"]
     return out
 
 
@@ -390,7 +404,12 @@ def recorded_protocol(result: Mapping[str, Any], name: str, benchmark: Benchmark
     under and the labels it was scored against (where recorded and known)."""
     record = ((result.get("benchmarks") or {}).get(name) or {}).get("protocol") or {}
     protocol = default_protocol(benchmark)
-    choices = {"class_mask": CLASS_MASK_PROTOCOLS, "mce": MCE_PROTOCOLS, "labels": LABELS_PROTOCOLS}
+    choices = {
+        "class_mask": CLASS_MASK_PROTOCOLS,
+        "mce": MCE_PROTOCOLS,
+        "labels": LABELS_PROTOCOLS,
+        "image_list": IMAGE_LIST_PROTOCOLS,
+    }
     for part in protocol_parts(benchmark):
         if part in choices and isinstance(record.get(part), str) and record[part] in choices[part]:
             protocol[part] = record[part]

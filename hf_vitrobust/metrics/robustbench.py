@@ -27,10 +27,15 @@ from __future__ import annotations
 
 import csv
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from importlib import resources
 
 import numpy as np
+
+from .cell_tables import CellTable
+from .corruption_cells import _corruption_combine
+from .estimators import Estimator, _cell_estimator
+from .intervals import NON_NEGATIVE
 
 ROBUSTBENCH_ALEXNET_FILE = "robustbench_alexnet_imagenet_c_accuracies.csv"
 ROBUSTBENCH_3DCC_ALEXNET_FILE = "robustbench_alexnet_imagenet_3dcc_accuracies.csv"
@@ -92,6 +97,46 @@ def robustbench_corruption_scores(
     }
 
 
+def robustbench_mce_combine(
+    alexnet: Mapping[str, tuple[float, ...]],
+) -> Callable[[np.ndarray, list[Hashable]], np.ndarray]:
+    """RobustBench's mCE (percent) of cell errors (b, cells), cells being (corruption, severity): per corruption the
+    model's mean error over its severities over AlexNet's (1 - its mean accuracy), then the mean over corruptions,
+    as `robustbench_corruption_scores` computes it; the statistic its interval resamples."""
+
+    def combine(errors: np.ndarray, cells: list[Hashable]) -> np.ndarray:
+        by_corruption: dict[str, list[int]] = {}
+        for i, (corruption, _) in enumerate(cells):
+            by_corruption.setdefault(corruption, []).append(i)
+        ratios = [
+            errors[:, columns].mean(axis=1) / (1.0 - float(np.mean(alexnet[corruption])))
+            for corruption, columns in by_corruption.items()
+        ]
+        return 100.0 * np.stack(ratios, axis=1).mean(axis=1)
+
+    return combine
+
+
+def robustbench_estimators(
+    table: CellTable, alexnet: Mapping[str, tuple[float, ...]] = ROBUSTBENCH_ALEXNET_ACCURACIES
+) -> dict[str, Estimator]:
+    """RobustBench's two columns as estimators of the errors' `CellTable` by (corruption, severity), resampled
+    over clean images as the run's other corruption headlines: {"corruptions_acc", "corruptions_mce"}; empty
+    unless the table holds exactly every cell of `alexnet`'s corruptions at severities 1-5 (a partial mean would
+    not line up with the leaderboard)."""
+    expected = {(corruption, severity) for corruption in alexnet for severity in ROBUSTBENCH_SEVERITIES}
+    if set(table.cells) != expected:
+        return {}
+    return {
+        "corruptions_acc": _cell_estimator(
+            table, _corruption_combine("mean_top1"), "clean image", 1.0, support=(0.0, 100.0)
+        ),
+        "corruptions_mce": _cell_estimator(
+            table, robustbench_mce_combine(alexnet), "clean image", 1.0, support=NON_NEGATIVE
+        ),
+    }
+
+
 __all__ = [
     "ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES",
     "ROBUSTBENCH_3DCC_ALEXNET_FILE",
@@ -102,4 +147,6 @@ __all__ = [
     "ROBUSTBENCH_SEVERITIES",
     "robustbench_alexnet_accuracies",
     "robustbench_corruption_scores",
+    "robustbench_estimators",
+    "robustbench_mce_combine",
 ]

@@ -186,4 +186,7 @@ def test_robustbench_5000_scores_its_listed_images_with_its_3dcc_columns(tmp_pat
     assert summary["imagenet-3dcc corruptions accuracy % (robustbench-5000)"] == pytest.approx(expected_acc)
     assert summary["imagenet-3dcc mCE % (robustbench AlexNet)"] == pytest.approx(expected_mce)
     assert summary["imagenet-3dcc mean top-1 %"] == pytest.approx(expected_acc)  # the same 60 cells
+    [intervals] = results["intervals"].values()
+    interval = intervals["imagenet-3dcc mCE % (robustbench AlexNet)"]
+    assert interval["estimate"] == pytest.approx(expected_mce) and interval["unit"] == "clean image"
     assert results["benchmarks"]["imagenet-3dcc"]["protocol"]["image_list"] == "robustbench-5000"

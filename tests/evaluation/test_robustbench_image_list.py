@@ -139,6 +139,18 @@ def test_only_listed_images_are_scored_and_the_leaderboard_columns_are_headlines
     [summary] = results["summary"].values()
     assert summary["imagenet-c corruptions accuracy % (robustbench-5000)"] == pytest.approx(expected_acc)
     assert summary["imagenet-c mCE % (robustbench AlexNet)"] == pytest.approx(expected_mce)
+    # Both columns have an interval, resampled over the clean images as the run's other corruption headlines (its
+    # coverage is tested on a fully crossed table in test_metrics_robustbench.py: here each clean image is in a
+    # cell or two only).
+    [intervals] = results["intervals"].values()
+    for name, expected in (
+        ("imagenet-c corruptions accuracy % (robustbench-5000)", expected_acc),
+        ("imagenet-c mCE % (robustbench AlexNet)", expected_mce),
+    ):
+        interval = intervals[name]
+        assert interval["estimate"] == pytest.approx(expected)
+        assert interval["low"] <= interval["high"] and interval["unit"] == "clean image"
+        assert interval["num_samples"] == len(frame)
     record = results["benchmarks"]["imagenet-c"]
     assert record["protocol"]["image_list"] == "robustbench-5000"
     assert record["source"]["image_list"] == "robustbench-imagenet-c-5000"

@@ -135,3 +135,38 @@ def test_3dcc_leaderboard_columns_match_robustbench_published_numbers(row, publi
     assert scores["corruptions_mce"] == pytest.approx(published_mce, abs=0.005)
     with pytest.raises(ValueError, match="its 12 corruptions"):  # ImageNet-C's cells are not 3DCC's
         robustbench_corruption_scores(_cells(STANDARD_R50_ROW), alexnet=ROBUSTBENCH_3DCC_ALEXNET_ACCURACIES)
+
+
+def test_the_interval_estimators_resample_the_leaderboard_formulas_over_clean_images():
+    """robustbench_estimators' statistics on the whole table are robustbench_corruption_scores of its cell
+    accuracies; the table must hold every cell; the mCE's bootstrap covers its value."""
+    from hf_vitrobust.metrics.cell_tables import cell_table
+    from hf_vitrobust.metrics.corruption_cells import _corruption_cell, corruption_cell_labels
+    from hf_vitrobust.metrics.robustbench import robustbench_estimators
+
+    rng = np.random.default_rng(1)
+    images, cells = 40, [(c, s) for c in ROBUSTBENCH_CORRUPTIONS for s in range(1, 6)]
+    wrong = rng.random((images, len(cells))) < np.linspace(0.1, 0.9, len(cells))  # per image, per cell
+    corruptions = [c for _ in range(images) for c, _ in cells]
+    severities = np.array([s for _ in range(images) for _, s in cells])
+    keys = [f"img{i}" for i in range(images) for _ in cells]
+    ids = [f"{c}/{s}/img{i}" for i in range(images) for c, s in cells]
+    labels = corruption_cell_labels(corruptions, severities)
+    table = cell_table(wrong.reshape(-1).astype(np.float64), labels, ids, keys, _corruption_cell)
+    estimators = robustbench_estimators(table)
+    accuracies = {cell: 1.0 - wrong[:, k].mean() for k, cell in enumerate(cells)}
+    scores = robustbench_corruption_scores(accuracies)
+    for name in ("corruptions_acc", "corruptions_mce"):
+        assert estimators[name].estimate == pytest.approx(scores[name], rel=1e-12)
+    interval = estimators["corruptions_mce"].interval(0.95, num_resamples=200, seed=0)
+    assert interval.low < scores["corruptions_mce"] < interval.high and interval.unit == "clean image"
+    partial = [k for k, (c, s) in enumerate(cells) if (c, s) != ("fog", 3)]
+    keep = np.isin(np.arange(len(ids)) % len(cells), partial)
+    table = cell_table(
+        wrong.reshape(-1)[keep].astype(np.float64),
+        labels[keep],
+        list(np.asarray(ids)[keep]),
+        list(np.asarray(keys)[keep]),
+        _corruption_cell,
+    )
+    assert robustbench_estimators(table) == {}
