@@ -14,6 +14,7 @@ from typing import Any
 
 from ..analysis.published import PAPERS
 from ..analysis.published_vs_ours import VERDICTS
+from ..metrics.intervals import PROPORTION_METHODS
 from ..probes.display import MISSING
 from .blocks import Block, Heading, Paragraph, Table
 
@@ -49,7 +50,11 @@ def _ours_cell(entry: Mapping[str, Any], digits: int) -> str:
     if interval.get("low") is not None and interval.get("high") is not None:
         text += f" [{_number(interval['low'], digits)}, {_number(interval['high'], digits)}]"
     if entry.get("num_images"):
-        text += f" (n = {int(entry['num_images']):,})"
+        images = int(entry["num_images"])
+        # A proportion of some of the images (e.g. the accuracy of the confident ones) is over its own count.
+        counted = interval.get("num_samples") if interval.get("method") in PROPORTION_METHODS else None
+        share = f"{int(counted):,} of " if counted is not None and 0 < int(counted) < images else ""
+        text += f" (n = {share}{images:,})"
     return text
 
 

@@ -139,6 +139,17 @@ def test_the_intervals_are_wilson_over_their_counts_the_jackknife_or_exact(model
     low, high = binomtest(hits, confident).proportion_ci(0.95, method="wilson")
     interval = compare_published(_row("top-1 % (confidence > 0.9)", 100.0), model, SETTINGS).ours.interval
     assert (interval.low, interval.high) == (pytest.approx(100 * low), pytest.approx(100 * high))
+    # The report's cell says over how many of the 4,992 images that proportion is; the ECE's is over all of them.
+    from hf_vitrobust.report.reproduction_sections import PUBLISHED_HEADERS, published_table
+
+    column = PUBLISHED_HEADERS.index("ours [interval]")
+    entries = [
+        compare_published(_row(m, 10.0), model, SETTINGS).to_dict()
+        for m in ("top-1 % (confidence > 0.9)", "ECE %")
+    ]
+    confident_cell, ece_cell = (row[column] for row in published_table(entries))
+    assert confident_cell.endswith(f"(n = {confident:,} of 4,992)")
+    assert ece_cell.endswith("(n = 4,992)")
     # ECE: the normal interval of the jackknife standard error over the 52 batches.
     ece = compare_published(_row("ECE %", 10.0), model, SETTINGS).ours
     half = norm.ppf(0.975) * origin["standard_errors"]["ECE %"]
