@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import torch
 
+from ..state_dict_checks import check_fits_model
 from .configuration_alternet import ALTERNET_PRESETS, AlterNetConfig
 from .image_processing_alternet import (
     CIFAR100_MEAN,
@@ -84,20 +85,11 @@ def convert_official_state_dict(
     """Rename an official state dict and check it against `config`: same keys, same shapes, nothing left over."""
     converted = {rename_official_key(key): value for key, value in official_state_dict.items()}
     with torch.device("meta"):
-        expected = AlterNetForImageClassification(config).state_dict()
-    missing = sorted(set(expected) - set(converted))
-    unexpected = sorted(set(converted) - set(expected))
-    if missing or unexpected:
-        raise ValueError(
-            "The official checkpoint does not fit this config (wrong --variant or --num-labels?). "
-            f"Missing: {missing[:8]}{' ...' if len(missing) > 8 else ''}; "
-            f"unexpected: {unexpected[:8]}{' ...' if len(unexpected) > 8 else ''}."
+        check_fits_model(
+            converted,
+            AlterNetForImageClassification(config),
+            "The official checkpoint does not fit this config (wrong --variant or --num-labels?).",
         )
-    for key, tensor in converted.items():
-        if tuple(tensor.shape) != tuple(expected[key].shape):
-            raise ValueError(
-                f"Shape mismatch for {key}: checkpoint {tuple(tensor.shape)}, config {tuple(expected[key].shape)}."
-            )
     return converted
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import torch
 
+from ..state_dict_checks import check_fits_model
 from .configuration_park_kim_resnet import ParkKimResNetConfig
 from .modeling_park_kim_resnet import ParkKimResNetForImageClassification
 
@@ -52,20 +53,11 @@ def convert_park_kim_resnet_state_dict(
     """Rename their state dict and check it against `config`: the same keys, the same shapes, nothing left over."""
     converted = {rename_park_kim_resnet_key(key): value for key, value in state_dict.items()}
     with torch.device("meta"):
-        expected = ParkKimResNetForImageClassification(config).state_dict()
-    missing = sorted(set(expected) - set(converted))
-    unexpected = sorted(set(converted) - set(expected))
-    if missing or unexpected:
-        raise ValueError(
-            "The checkpoint is not this ResNet (another depth, stem or number of classes?). "
-            f"Missing: {missing[:8]}{' ...' if len(missing) > 8 else ''}; "
-            f"unexpected: {unexpected[:8]}{' ...' if len(unexpected) > 8 else ''}."
+        check_fits_model(
+            converted,
+            ParkKimResNetForImageClassification(config),
+            "The checkpoint is not this ResNet (another depth, stem or number of classes?).",
         )
-    for key, tensor in converted.items():
-        if tuple(tensor.shape) != tuple(expected[key].shape):
-            raise ValueError(
-                f"Shape mismatch for {key}: checkpoint {tuple(tensor.shape)}, config {tuple(expected[key].shape)}."
-            )
     return converted
 
 
