@@ -5,6 +5,9 @@ date. A test keeps the file equal to `hub_sources_markdown()`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from .hub_copies import READ_ON as COPIES_READ_ON
 from .hub_datasets import HUB_IMAGE_BYTES, READ_ON
 from .hub_labels import CLASS_NAME_VARIANTS
@@ -15,6 +18,23 @@ from .webdataset import HUB_FILE_COPIES
 def _cell(text: str) -> str:
     """Text for a markdown table cell: pipes and angle brackets (`<corruption>`) escaped."""
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _evidence_rows(lead: list[str], confirmed: Sequence[Any], unverified: Sequence[str]) -> list[str]:
+    """One table row per piece of evidence of a registry entry: the entry's own cells (`lead`) and what could not
+    be verified on its first row only, blank on the rest; each row with the fact, its source and its date."""
+    rows = []
+    for k, evidence in enumerate(confirmed):
+        first = k == 0
+        cells = [
+            *(cell if first else "" for cell in lead),
+            _cell(evidence.fact),
+            _cell(evidence.source),
+            _cell(evidence.as_of),
+            _cell("; ".join(unverified) or "nothing left unverified") if first else "",
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
 
 
 def hub_sources_markdown() -> str:
@@ -38,18 +58,8 @@ def hub_sources_markdown() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for schema in HUB_SCHEMAS.values():
-        for k, evidence in enumerate(schema.confirmed):
-            first = k == 0
-            cells = [
-                f"`{schema.repo}`" if first else "",
-                f"`{schema.name}`" if first else "",
-                schema.benchmark if first else "",
-                _cell(evidence.fact),
-                _cell(evidence.source),
-                _cell(evidence.as_of),
-                _cell("; ".join(schema.unverified) or "nothing left unverified") if first else "",
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
+        lead = [f"`{schema.repo}`", f"`{schema.name}`", schema.benchmark]
+        lines += _evidence_rows(lead, schema.confirmed, schema.unverified)
     lines += _file_copies()
     lines += [
         "",
@@ -111,20 +121,9 @@ def _file_copies() -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for copy in HUB_FILE_COPIES.values():
-        for k, evidence in enumerate(copy.confirmed):
-            first = k == 0
-            cells = [
-                f"`{copy.repo}`" if first else "",
-                f"`{copy.name}`" if first else "",
-                copy.benchmark if first else "",
-                copy.layout if first else "",
-                (f"{copy.num_rows:,}" if copy.num_rows is not None else "not checked") if first else "",
-                _cell(evidence.fact),
-                _cell(evidence.source),
-                _cell(evidence.as_of),
-                _cell("; ".join(copy.unverified) or "nothing left unverified") if first else "",
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
+        images = f"{copy.num_rows:,}" if copy.num_rows is not None else "not checked"
+        lead = [f"`{copy.repo}`", f"`{copy.name}`", copy.benchmark, copy.layout, images]
+        lines += _evidence_rows(lead, copy.confirmed, copy.unverified)
     return lines
 
 
@@ -143,19 +142,8 @@ def _refused() -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for entry in REFUSED_REPOS.values():
-        for k, evidence in enumerate(entry.confirmed):
-            first = k == 0
-            cells = [
-                f"`{entry.pattern}`" if first else "",
-                entry.benchmark if first else "",
-                _cell(entry.reason) if first else "",
-                _cell(entry.instead) if first else "",
-                _cell(evidence.fact),
-                _cell(evidence.source),
-                _cell(evidence.as_of),
-                _cell("; ".join(entry.unverified) or "nothing left unverified") if first else "",
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
+        lead = [f"`{entry.pattern}`", entry.benchmark, _cell(entry.reason), _cell(entry.instead)]
+        lines += _evidence_rows(lead, entry.confirmed, entry.unverified)
     return lines
 
 
